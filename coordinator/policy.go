@@ -1,0 +1,657 @@
+package coordinator
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// maxPending is how many actuator commands may wait for the world at once.
+// Beyond it, a robot's newest command replaces its last pending one.
+const maxPending = 256
+
+// minArm is the shortest timer the policy asks for.
+const minArm = 2000
+
+type state uint8
+
+const (
+	stRunnable state = iota
+	stIdle           // native: waiting for an activation at wake
+	stReading        // native: waiting for the sensor sample at wake
+	stBlocked        // blocked for a reason the policy does not know
+	stExited
+)
+
+var stateNames = [...]string{"runnable", "idle", "reading", "blocked", "exited"}
+
+type client struct {
+	conf   ClientConf
+	charge float64 // virtual ns per CPU ns charged to the robot's clock
+	real   float64 // virtual ns per CPU ns on the robot's real clock
+	st     state
+	p      int64 // charged progress when it stopped being runnable
+	rp     int64 // real progress when it stopped being runnable
+	wake   int64 // stIdle: activation due; stReading: sample instant
+
+	cpu         int64
+	eps         int64 // timer compensation: overhead of the last preempted slice
+	lastArm     int64
+	active      bool  // inside an activation
+	due         int64 // the activation's due instant
+	missed      bool
+	activations int64
+	misses      int64
+	yielded     bool // lockstep: a best-effort client returned for this step
+	starved     uint // consecutive preempted slices that got no CPU (≤ 16)
+	exitCode    int
+}
+
+type robot struct {
+	r, rr   int64 // charged and real clocks
+	clients []int // client indices, highest priority first
+}
+
+type pendingCmd struct {
+	t     int64
+	robot int
+	slot  int
+}
+
+// Policy is the scheduling state machine. It is not safe for concurrent use;
+// one driver goroutine owns it.
+type Policy struct {
+	conf    Conf
+	rec     Recorder
+	clients []client
+	robots  []robot
+
+	t        int64 // the world's time T
+	wallZero int64 // free mode: wall time of the first decision
+	started  bool
+	finished bool
+	end      Action
+
+	pending  [maxPending]pendingCmd
+	npending int
+	freeSlot []int
+
+	probed    bool  // blocked clients were probed since the last change
+	nblocked  int   // clients in stBlocked
+	lastDrift int64
+
+	dispatches int64
+	steps      int64
+	coalesced  int64
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Activation(int, int64, int64) {}
+func (nopRecorder) Miss(int, int64)              {}
+func (nopRecorder) Drift(int64)                  {}
+
+// New returns a policy for conf. rec may be nil.
+func New(conf Conf, rec Recorder) (*Policy, error) {
+	if err := conf.validate(); err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		rec = nopRecorder{}
+	}
+	p := &Policy{conf: conf, rec: rec}
+	p.clients = make([]client, len(conf.Clients))
+	p.robots = make([]robot, conf.Robots)
+	for i, cc := range conf.Clients {
+		scale := cc.CPUScale
+		if scale == 0 {
+			scale = 1
+		}
+		c := &p.clients[i]
+		c.conf = cc
+		c.real = scale
+		c.charge = scale
+		if conf.Mode == Lockstep {
+			c.charge = 0
+		}
+		p.robots[cc.Robot].clients = append(p.robots[cc.Robot].clients, i)
+	}
+	for j := range p.robots {
+		cl := p.robots[j].clients
+		sort.SliceStable(cl, func(a, b int) bool {
+			return p.clients[cl[a]].conf.Priority > p.clients[cl[b]].conf.Priority
+		})
+	}
+	p.freeSlot = make([]int, maxPending)
+	for i := range p.freeSlot {
+		p.freeSlot[i] = maxPending - 1 - i
+	}
+	return p, nil
+}
+
+// Now is the world's virtual time T.
+func (p *Policy) Now() int64 { return p.t }
+
+// Drift is Δ at the last decision.
+func (p *Policy) Drift() int64 { return p.lastDrift }
+
+// Dispatches is the number of dispatch actions returned so far.
+func (p *Policy) Dispatches() int64 { return p.dispatches }
+
+// Steps is the number of world steps (partial ones included) returned so far.
+func (p *Policy) Steps() int64 { return p.steps }
+
+// Coalesced counts actuator commands that replaced a pending one because the
+// queue was full.
+func (p *Policy) Coalesced() int64 { return p.coalesced }
+
+// NumClients is the number of clients.
+func (p *Policy) NumClients() int { return len(p.clients) }
+
+// Progress is client c's progress in virtual ns: its robot's clock while it is
+// runnable, max(p, T) while it waits.
+func (p *Policy) Progress(c int) int64 {
+	cl := &p.clients[c]
+	if cl.st == stRunnable {
+		return p.robots[cl.conf.Robot].r
+	}
+	return max(cl.p, p.t)
+}
+
+// RobotClock is robot j's charged clock R.
+func (p *Policy) RobotClock(j int) int64 { return p.robots[j].r }
+
+// Blocked reports whether client c is blocked for a reason the policy cannot
+// see (the clients a Probe is about).
+func (p *Policy) Blocked(c int) bool { return p.clients[c].st == stBlocked }
+
+// Runnable reports whether client c is runnable.
+func (p *Policy) Runnable(c int) bool { return p.clients[c].st == stRunnable }
+
+// Stats returns what the policy knows about client c.
+func (p *Policy) Stats(c int) ClientStats {
+	cl := &p.clients[c]
+	real := max(cl.rp, p.t)
+	if cl.st == stRunnable {
+		real = p.robots[cl.conf.Robot].rr
+	}
+	return ClientStats{
+		CPU:         cl.cpu,
+		Progress:    p.Progress(c),
+		Real:        real,
+		Activations: cl.activations,
+		Misses:      cl.misses,
+		Exited:      cl.st == stExited,
+		ExitCode:    cl.exitCode,
+		State:       stateNames[cl.st],
+	}
+}
+
+// Next returns what the driver must do now. wall is the driver's wall clock
+// in ns; only free mode uses it. Actions other than Dispatch, Probe and Wait
+// take effect in the policy when they are returned: the driver must perform
+// them before it calls Next again.
+func (p *Policy) Next(wall int64) Action {
+	if p.finished {
+		return p.end
+	}
+	if !p.started {
+		p.started = true
+		p.wallZero = wall
+	}
+	if a, ok := p.apply(); ok {
+		return a
+	}
+	if p.t >= p.conf.Duration {
+		return p.finish(EndCompleted, -1)
+	}
+	if a, ok := p.release(); ok {
+		return a
+	}
+	if p.conf.Mode == Free {
+		return p.nextFree(wall)
+	}
+	p.measureDrift()
+
+	best, m := p.pickRobot()
+	target := p.worldTarget()
+	if best < 0 {
+		// Nothing can run: the world moves on to its next event.
+		return p.step(target)
+	}
+	if p.conf.Mode == Lockstep {
+		return p.dispatch(p.top(best), p.conf.Quantum)
+	}
+	if target <= m {
+		// The world is furthest behind and can complete its step.
+		return p.step(target)
+	}
+	rb := &p.robots[best]
+	budget := p.t + p.conf.Quantum - rb.r
+	if budget <= 0 {
+		// Every runnable robot is a quantum ahead: the world catches up to
+		// the one furthest behind, with a partial step if it must.
+		return p.step(m)
+	}
+	c := p.top(best)
+	// Stop at the next activation of a client above it in its robot.
+	prio := p.clients[c].conf.Priority
+	for _, i := range rb.clients {
+		o := &p.clients[i]
+		if o.conf.Priority <= prio {
+			break
+		}
+		if o.st == stIdle && o.wake > rb.r && o.wake-rb.r < budget {
+			budget = o.wake - rb.r
+		}
+	}
+	cpu := int64(math.Ceil(float64(budget) / p.clients[c].charge))
+	return p.dispatch(c, cpu)
+}
+
+func (p *Policy) dispatch(c int, cpu int64) Action {
+	cl := &p.clients[c]
+	arm := cpu
+	if p.conf.Compensation {
+		arm += cl.eps
+	}
+	// A slice that got no CPU at all (the timer fired before the client
+	// ran) is retried with a longer timer, so a run always makes progress.
+	arm = max(arm, minArm)
+	if cl.starved > 0 {
+		arm = max(arm, cl.lastArm+minArm)
+	}
+	arm = min(arm, cpu+p.conf.Quantum)
+	cl.lastArm = arm
+	p.dispatches++
+	return Action{Kind: KindDispatch, Client: c, Robot: cl.conf.Robot, Budget: cpu, Arm: arm}
+}
+
+// pickRobot returns the robot with a runnable client whose clock is smallest
+// (ties: scenario order), and that clock; -1 when no client can run.
+func (p *Policy) pickRobot() (int, int64) {
+	best, m := -1, int64(math.MaxInt64)
+	for j := range p.robots {
+		if p.top(j) < 0 {
+			continue
+		}
+		if r := p.robots[j].r; r < m {
+			best, m = j, r
+		}
+	}
+	return best, m
+}
+
+// top is the highest-priority client of robot j that may run now, or -1.
+func (p *Policy) top(j int) int {
+	for _, i := range p.robots[j].clients {
+		c := &p.clients[i]
+		if c.st == stRunnable && !c.yielded {
+			return i
+		}
+	}
+	return -1
+}
+
+// worldTarget is where the world would step next: the next step boundary,
+// pending command, activation or sample, whichever comes first.
+func (p *Policy) worldTarget() int64 {
+	h := p.conf.Step
+	target := (p.t/h + 1) * h
+	if p.npending > 0 && p.pending[0].t > p.t && p.pending[0].t < target {
+		target = p.pending[0].t
+	}
+	for i := range p.clients {
+		c := &p.clients[i]
+		if (c.st == stIdle || c.st == stReading) && c.wake > p.t && c.wake < target {
+			target = c.wake
+		}
+	}
+	return min(target, p.conf.Duration)
+}
+
+func (p *Policy) step(to int64) Action {
+	if p.nblocked > 0 && !p.probed {
+		// Before the world moves, find the blocked clients that woke on
+		// their own: they must not be left behind.
+		p.probed = true
+		return Action{Kind: KindProbe}
+	}
+	p.t = to
+	p.steps++
+	p.probed = false
+	if p.conf.Mode == Lockstep {
+		p.clearYields()
+	}
+	for j := range p.robots {
+		rb := &p.robots[j]
+		idle := !p.hasRunnable(j)
+		if idle || p.conf.Mode != Consistent {
+			rb.r = max(rb.r, to)
+		}
+		if idle {
+			rb.rr = max(rb.rr, to)
+		}
+	}
+	return Action{Kind: KindStep, To: to, Boundary: to%p.conf.Step == 0}
+}
+
+func (p *Policy) hasRunnable(j int) bool {
+	for _, i := range p.robots[j].clients {
+		if p.clients[i].st == stRunnable {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Policy) clearYields() {
+	for i := range p.clients {
+		p.clients[i].yielded = false
+	}
+}
+
+// release wakes one native client whose wait is over.
+func (p *Policy) release() (Action, bool) {
+	for i := range p.clients {
+		c := &p.clients[i]
+		switch c.st {
+		case stIdle:
+			rb := &p.robots[c.conf.Robot]
+			now := max(rb.r, p.t)
+			if c.wake > now {
+				continue
+			}
+			p.wakeUp(i)
+			rb.r = max(rb.r, now)
+			if c.conf.Class == Periodic {
+				c.active, c.missed, c.due = true, false, c.wake
+				c.activations++
+				p.rec.Activation(i, rb.r, c.wake)
+			}
+			return Action{Kind: KindRelease, Client: i, Robot: c.conf.Robot, Now: rb.r, Wait: WaitActivation}, true
+		case stReading:
+			if c.wake > p.t {
+				continue
+			}
+			p.wakeUp(i)
+			return Action{Kind: KindRelease, Client: i, Robot: c.conf.Robot, Now: p.robots[c.conf.Robot].r, Wait: WaitSample}, true
+		}
+	}
+	return Action{}, false
+}
+
+// wakeUp makes client i runnable again; its robot's clocks catch up with the
+// world if the robot was idle.
+func (p *Policy) wakeUp(i int) {
+	c := &p.clients[i]
+	j := c.conf.Robot
+	rb := &p.robots[j]
+	if !p.hasRunnable(j) {
+		rb.r = max(rb.r, p.t)
+		rb.rr = max(rb.rr, p.t)
+	}
+	if c.st == stBlocked {
+		p.nblocked--
+	}
+	c.st = stRunnable
+}
+
+// apply returns the first pending command that is due.
+func (p *Policy) apply() (Action, bool) {
+	if p.npending == 0 || p.pending[0].t > p.t {
+		return Action{}, false
+	}
+	pc := p.pending[0]
+	copy(p.pending[:p.npending-1], p.pending[1:p.npending])
+	p.npending--
+	p.freeSlot = append(p.freeSlot, pc.slot)
+	return Action{Kind: KindApply, Robot: pc.robot, Slot: pc.slot}, true
+}
+
+func (p *Policy) finish(e End, c int) Action {
+	p.finished = true
+	p.end = Action{Kind: KindFinish, End: e, Client: c}
+	return p.end
+}
+
+// measureDrift computes Δ = max − min over the world and every live client,
+// on the real clocks, and reports it.
+func (p *Policy) measureDrift() {
+	lo, hi := p.t, p.t
+	for i := range p.clients {
+		c := &p.clients[i]
+		var v int64
+		switch c.st {
+		case stExited:
+			continue
+		case stRunnable:
+			v = p.robots[c.conf.Robot].rr
+		default:
+			v = max(c.rp, p.t)
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	p.lastDrift = hi - lo
+	p.rec.Drift(p.lastDrift)
+}
+
+// Ran reports that client c, dispatched by the last action, used cpu ns of
+// CPU and stopped for the reason why.
+func (p *Policy) Ran(c int, cpu int64, why Stop) {
+	cl := &p.clients[c]
+	if cpu < 0 {
+		cpu = 0
+	}
+	p.account(c, cpu)
+	if why == Preempted && cpu == 0 {
+		cl.starved = min(cl.starved+1, 16)
+	} else {
+		cl.starved = 0
+	}
+	if why == Preempted && p.conf.Compensation {
+		// What the slice fell short of the armed time (negative when the
+		// coordinator took the CPU back late): next time arm that much more.
+		cl.eps = min(max(cl.lastArm-cpu, -p.conf.Quantum/2), p.conf.Quantum)
+	}
+	if why == Blocked && cl.st == stRunnable {
+		p.block(c, stBlocked)
+		p.nblocked++
+		p.probed = false
+		if p.conf.Mode == Lockstep && cl.conf.Class == BestEffort {
+			cl.yielded = true
+		}
+	}
+}
+
+// account charges cpu ns used by client c to its robot and checks deadlines.
+func (p *Policy) account(c int, cpu int64) {
+	cl := &p.clients[c]
+	cl.cpu += cpu
+	rb := &p.robots[cl.conf.Robot]
+	rb.r += int64(float64(cpu) * cl.charge)
+	rb.rr += int64(float64(cpu) * cl.real)
+	for _, i := range rb.clients {
+		o := &p.clients[i]
+		if o.active && !o.missed && rb.r > o.due+o.conf.Period {
+			o.missed = true
+			o.misses++
+			p.rec.Miss(i, o.due)
+		}
+	}
+}
+
+func (p *Policy) block(c int, st state) {
+	cl := &p.clients[c]
+	rb := &p.robots[cl.conf.Robot]
+	cl.st = st
+	cl.p, cl.rp = rb.r, rb.rr
+	if !p.hasRunnable(cl.conf.Robot) {
+		rb.r = max(rb.r, p.t)
+		rb.rr = max(rb.rr, p.t)
+	}
+}
+
+// Read reports that native client c asked for its sensor sample. It returns
+// true when the sample at the client's progress is available now (the driver
+// answers at once); otherwise the client waits and a Release follows.
+func (p *Policy) Read(c int) bool {
+	cl := &p.clients[c]
+	if cl.st != stRunnable {
+		return false
+	}
+	if p.conf.Mode == Free {
+		return true
+	}
+	r := p.robots[cl.conf.Robot].r
+	s := r / p.conf.Step * p.conf.Step
+	if p.t >= s {
+		return true
+	}
+	p.block(c, stReading)
+	cl.wake = s
+	return false
+}
+
+// Idle reports that native client c finished its activation and waits until
+// virtual time wake.
+func (p *Policy) Idle(c int, wake int64) {
+	cl := &p.clients[c]
+	if cl.st != stRunnable {
+		return
+	}
+	if cl.active {
+		cl.active = false
+	}
+	p.block(c, stIdle)
+	cl.wake = wake
+}
+
+// Actuate reports that client c published an actuator command for its
+// robot. It returns the slot the driver must keep the command's data in until
+// the matching Apply action.
+func (p *Policy) Actuate(c int) int {
+	cl := &p.clients[c]
+	j := cl.conf.Robot
+	t := p.robots[j].r
+	switch {
+	case p.conf.Mode == Free:
+		t = p.t
+	case p.conf.Actuation == Hold:
+		t = (t + p.conf.Step - 1) / p.conf.Step * p.conf.Step
+	}
+	t = max(t, p.t)
+	if p.npending == maxPending || len(p.freeSlot) == 0 {
+		// Replace this robot's newest pending command.
+		for k := p.npending - 1; k >= 0; k-- {
+			if p.pending[k].robot == j {
+				p.coalesced++
+				return p.pending[k].slot
+			}
+		}
+		// No command of this robot is pending: make room by applying the
+		// world's oldest early (it is the least wrong choice) — cannot
+		// happen with fewer robots than slots.
+		p.pending[0].t = p.t
+		p.coalesced++
+		return p.pending[0].slot
+	}
+	slot := p.freeSlot[len(p.freeSlot)-1]
+	p.freeSlot = p.freeSlot[:len(p.freeSlot)-1]
+	k := p.npending
+	for k > 0 && p.pending[k-1].t > t {
+		p.pending[k] = p.pending[k-1]
+		k--
+	}
+	p.pending[k] = pendingCmd{t: t, robot: j, slot: slot}
+	p.npending++
+	p.Wrote(c)
+	return slot
+}
+
+// Wrote reports that client c published something (a command or a message).
+// In lockstep a best-effort client that publishes has returned, as a callback
+// would: the world may step before it runs again.
+func (p *Policy) Wrote(c int) {
+	cl := &p.clients[c]
+	if p.conf.Mode == Lockstep && cl.conf.Class == BestEffort {
+		cl.yielded = true
+	}
+}
+
+// Woke reports that a probe found blocked client c runnable.
+func (p *Policy) Woke(c int) {
+	if p.clients[c].st == stBlocked {
+		p.wakeUp(c)
+	}
+}
+
+// Probed reports that the probe asked for by the last action is done. (A
+// probe that found a client runnable calls Woke first.)
+func (p *Policy) Probed() { p.probed = true }
+
+// Exited reports that client c's process ended with code.
+func (p *Policy) Exited(c int, code int) {
+	cl := &p.clients[c]
+	if cl.st == stExited {
+		return
+	}
+	if cl.st == stBlocked {
+		p.nblocked--
+	}
+	rb := &p.robots[cl.conf.Robot]
+	cl.p, cl.rp = rb.r, rb.rr
+	cl.st = stExited
+	cl.exitCode = code
+	cl.active = false
+	if !p.hasRunnable(cl.conf.Robot) {
+		rb.r = max(rb.r, p.t)
+		rb.rr = max(rb.rr, p.t)
+	}
+	if p.finished {
+		return
+	}
+	if !p.conf.ContinueOnExit {
+		p.finish(EndExited, c)
+		return
+	}
+	for i := range p.clients {
+		if p.clients[i].st != stExited {
+			return
+		}
+	}
+	p.finish(EndAllExited, c)
+}
+
+// Usage reports, in free mode, that client c used cpu ns of CPU since the
+// last report.
+func (p *Policy) Usage(c int, cpu int64) {
+	if cpu > 0 {
+		p.account(c, cpu)
+	}
+}
+
+func (p *Policy) nextFree(wall int64) Action {
+	p.measureDrift()
+	next := min((p.t/p.conf.Step+1)*p.conf.Step, p.conf.Duration)
+	if p.conf.RTF > 0 {
+		due := p.wallZero + int64(float64(next)/p.conf.RTF)
+		if wall < due {
+			return Action{Kind: KindWait, Until: due}
+		}
+	}
+	return p.step(next)
+}
+
+// String describes the policy's state, for logs and test failures.
+func (p *Policy) String() string {
+	s := fmt.Sprintf("T=%d", p.t)
+	for j := range p.robots {
+		s += fmt.Sprintf(" r%d{R=%d RR=%d}", j, p.robots[j].r, p.robots[j].rr)
+	}
+	for i := range p.clients {
+		c := &p.clients[i]
+		s += fmt.Sprintf(" %s{%s p=%d wake=%d}", c.conf.Name, stateNames[c.st], p.Progress(i), c.wake)
+	}
+	return s
+}

@@ -1,0 +1,299 @@
+package coordinator
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func pendulumConf(d int64) Conf {
+	return Conf{Mode: Consistent, Quantum: ms, Step: ms, Duration: d, Robots: 1, Compensation: true,
+		Clients: []ClientConf{{Name: "pd", Robot: 0, Priority: 10, Class: Periodic, Period: ms}}}
+}
+
+// The first decisions of a 1 kHz native controller on a 1 ms world, exactly.
+func TestPendulumTraceGolden(t *testing.T) {
+	m := newFake(t, pendulumConf(2*ms), []*fakeProc{pdProc(50 * us)}, 1, 0)
+	end := m.run(1000)
+	if end.End != EndCompleted {
+		t.Fatalf("end = %v", end)
+	}
+	want := `dispatch c0 budget=1000000 arm=1000000
+step to=1000000 boundary
+release c0 activation now=1000000
+dispatch c0 budget=1000000 arm=1000000
+dispatch c0 budget=1000000 arm=1000000
+step to=1050000
+apply r0 slot=0
+dispatch c0 budget=1000000 arm=1000000
+step to=2000000 boundary
+finish completed
+`
+	if got := m.trace.String(); got != want {
+		t.Fatalf("trace:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestPendulumConsistent(t *testing.T) {
+	m := newFake(t, pendulumConf(100*ms), []*fakeProc{pdProc(50 * us)}, 1, 20*us)
+	end := m.run(100000)
+	if end.End != EndCompleted {
+		t.Fatalf("end = %v", end)
+	}
+	st := m.p.Stats(0)
+	if st.Activations != 99 {
+		t.Errorf("activations = %d, want 99 (1 ms .. 99 ms)", st.Activations)
+	}
+	if st.Misses != 0 {
+		t.Errorf("misses = %d", st.Misses)
+	}
+	for _, a := range m.acts {
+		if a[1] != 0 {
+			t.Fatalf("activation late by %d ns with nothing else on the robot", a[1])
+		}
+	}
+	if len(m.applied) != 99 {
+		t.Errorf("applied %d commands, want 99", len(m.applied))
+	}
+	if m.maxDrift > 50*us {
+		t.Errorf("Δmax = %d ns, want ≤ the controller's 50 µs of computing", m.maxDrift)
+	}
+}
+
+func twoRobots(mode Mode, d int64) (Conf, []*fakeProc) {
+	conf := Conf{Mode: mode, Quantum: ms, Step: ms, Duration: d, Robots: 2, Compensation: true,
+		Clients: []ClientConf{
+			{Name: "pd-a", Robot: 0, Priority: 10, Class: Periodic, Period: ms},
+			{Name: "planner", Robot: 0, Priority: 0, Class: BestEffort},
+			{Name: "pd-b", Robot: 1, Priority: 10, Class: Periodic, Period: 2 * ms},
+		}}
+	return conf, []*fakeProc{pdProc(100 * us), plannerProc(20 * ms), pdProc(80 * us)}
+}
+
+func TestTwoRobotsBusyPlanner(t *testing.T) {
+	const timeErr = 20 * us
+	conf, procs := twoRobots(Consistent, 200*ms)
+	m := newFake(t, conf, procs, 7, timeErr)
+	if end := m.run(1000000); end.End != EndCompleted {
+		t.Fatalf("end = %v", end)
+	}
+	for c := 0; c < 3; c++ {
+		if st := m.p.Stats(c); st.Misses != 0 {
+			t.Errorf("%s: %d deadline misses", conf.Clients[c].Name, st.Misses)
+		}
+	}
+	// The planner takes what the controller leaves of robot alpha's CPU.
+	pl := m.p.Stats(1)
+	pd := m.p.Stats(0)
+	total := pl.CPU + pd.CPU
+	if total < 190*ms || total > 202*ms {
+		t.Errorf("robot alpha used %d ns of CPU in 200 ms of virtual time", total)
+	}
+	// Activations start late only by the timer's error on the planner's slice.
+	for _, a := range m.acts {
+		if a[1] > timeErr {
+			t.Fatalf("activation late by %d ns > timer error %d", a[1], timeErr)
+		}
+	}
+	if lim := conf.Quantum + timeErr; m.maxDrift > lim {
+		t.Errorf("Δmax = %d > q + timer error = %d", m.maxDrift, lim)
+	}
+}
+
+func TestConsistentDriftDoesNotGrow(t *testing.T) {
+	var d [2]int64
+	for i, dur := range []int64{100 * ms, 400 * ms} {
+		conf, procs := twoRobots(Consistent, dur)
+		m := newFake(t, conf, procs, 3, 20*us)
+		m.run(10000000)
+		d[i] = m.maxDrift
+	}
+	if d[1] > conf0Quantum+20*us || d[0] > conf0Quantum+20*us {
+		t.Fatalf("Δmax %v exceeds q + timer error", d)
+	}
+}
+
+const conf0Quantum = ms
+
+func TestLockstepDriftGrows(t *testing.T) {
+	var d [2]int64
+	for i, dur := range []int64{20 * ms, 40 * ms} {
+		conf, procs := twoRobots(Lockstep, dur)
+		m := newFake(t, conf, procs, 3, 0)
+		if end := m.run(10000000); end.End != EndCompleted {
+			t.Fatalf("end = %v", end)
+		}
+		d[i] = m.maxDrift
+		pl := m.p.Stats(1)
+		// The planner returns (publishes) once per 20 ms of CPU and the world
+		// waits for it every step: about 20 ms of CPU per 1 ms step.
+		if pl.CPU < 19*dur {
+			t.Errorf("planner CPU %d in %d of virtual time", pl.CPU, dur)
+		}
+		if pd := m.p.Stats(0); pd.Misses != 0 {
+			t.Errorf("lockstep controller missed %d deadlines (computation costs nothing)", pd.Misses)
+		}
+	}
+	if d[0] < 15*20*ms || d[1] < 2*d[0]-ms {
+		t.Fatalf("lockstep Δ should grow with the planner's CPU: %v", d)
+	}
+}
+
+func TestHoldActuation(t *testing.T) {
+	conf := pendulumConf(10 * ms)
+	conf.Actuation = Hold
+	m := newFake(t, conf, []*fakeProc{pdProc(50 * us)}, 1, 0)
+	m.run(100000)
+	if len(m.applied) != 9 {
+		t.Fatalf("applied %d", len(m.applied))
+	}
+	for _, a := range m.applied {
+		if a.at%ms != 0 {
+			t.Fatalf("hold command applied off a boundary at %d", a.at)
+		}
+	}
+	if strings.Contains(m.trace.String(), "step to=1050000") {
+		t.Fatal("hold actuation made a partial step")
+	}
+}
+
+func TestOverrunIsADeadlineMiss(t *testing.T) {
+	conf := pendulumConf(20 * ms)
+	m := newFake(t, conf, []*fakeProc{pdProc(1500 * us)}, 1, 0)
+	m.run(100000)
+	if st := m.p.Stats(0); st.Misses == 0 {
+		t.Fatalf("a 1.5 ms computation at 1 kHz missed no deadline: %+v", st)
+	}
+}
+
+func TestExitEndsRun(t *testing.T) {
+	conf := pendulumConf(10 * ms)
+	crash := &fakeProc{name: "crash", loop: []op{{opIdleNext, 0}, {opCompute, 10 * us}, {opExit, 3}}}
+	m := newFake(t, conf, []*fakeProc{crash}, 1, 0)
+	end := m.run(1000)
+	if end.End != EndExited || end.Client != 0 {
+		t.Fatalf("end = %v", end)
+	}
+	if st := m.p.Stats(0); !st.Exited || st.ExitCode != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Next keeps answering finish.
+	if a := m.p.Next(0); a.Kind != KindFinish {
+		t.Fatalf("after finish: %v", a)
+	}
+}
+
+func TestExitContinue(t *testing.T) {
+	conf, procs := twoRobots(Consistent, 30*ms)
+	conf.ContinueOnExit = true
+	procs[2] = &fakeProc{name: "crash", loop: []op{{opIdleNext, 0}, {opExit, 1}}}
+	m := newFake(t, conf, procs, 1, 0)
+	if end := m.run(1000000); end.End != EndCompleted {
+		t.Fatalf("end = %v", end)
+	}
+	if st := m.p.Stats(2); !st.Exited || st.ExitCode != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestPlainBlockedClientIsProbed(t *testing.T) {
+	conf := Conf{Mode: Consistent, Quantum: ms, Step: ms, Duration: 10 * ms, Robots: 1,
+		Clients: []ClientConf{{Name: "plain", Robot: 0, Class: BestEffort, API: Plain}}}
+	pr := &fakeProc{name: "plain", loop: []op{{opCompute, 300 * us}, {opBlock, 3}}}
+	m := newFake(t, conf, []*fakeProc{pr}, 1, 0)
+	m.run(100000)
+	tr := m.trace.String()
+	if !strings.Contains(tr, "probe") {
+		t.Fatal("no probe before stepping past a blocked plain client")
+	}
+	// Every step is preceded by a probe while the client is blocked.
+	st := m.p.Stats(0)
+	if st.CPU < 1*ms {
+		t.Fatalf("plain client woke too rarely: cpu %d", st.CPU)
+	}
+}
+
+func TestFreeModePacesTheWorld(t *testing.T) {
+	conf := pendulumConf(5 * ms)
+	conf.Mode = Free
+	conf.RTF = 0.5
+	p, err := New(conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := int64(1_000_000_000)
+	var steps []int64
+	for n := 0; n < 100; n++ {
+		a := p.Next(wall)
+		switch a.Kind {
+		case KindWait:
+			if a.Until <= wall {
+				t.Fatalf("wait until %d at %d", a.Until, wall)
+			}
+			wall = a.Until
+		case KindStep:
+			if want := int64(1_000_000_000) + int64(float64(a.To)/0.5); wall < want {
+				t.Fatalf("step to %d at wall %d before %d", a.To, wall, want)
+			}
+			steps = append(steps, a.To)
+		case KindFinish:
+			if len(steps) != 5 {
+				t.Fatalf("steps %v", steps)
+			}
+			return
+		}
+	}
+	t.Fatal("free mode did not finish")
+}
+
+func TestConfErrors(t *testing.T) {
+	good := pendulumConf(ms)
+	cases := map[string]func(c *Conf){
+		"quantum":  func(c *Conf) { c.Quantum = 0 },
+		"step":     func(c *Conf) { c.Step = -1 },
+		"duration": func(c *Conf) { c.Duration = 0 },
+		"robots":   func(c *Conf) { c.Robots = 0 },
+		"clients":  func(c *Conf) { c.Clients = nil },
+		"robot":    func(c *Conf) { c.Clients[0].Robot = 3 },
+		"period":   func(c *Conf) { c.Clients[0].Period = 0 },
+		"priority": func(c *Conf) {
+			c.Clients = append(c.Clients, ClientConf{Name: "b", Priority: 10, Class: BestEffort})
+		},
+		"rtf": func(c *Conf) { c.RTF = -1 },
+	}
+	for name, mut := range cases {
+		c := good
+		c.Clients = append([]ClientConf(nil), good.Clients...)
+		mut(&c)
+		if _, err := New(c, nil); !errors.Is(err, ErrConf) {
+			t.Errorf("%s: err = %v, want ErrConf", name, err)
+		}
+	}
+	if _, err := New(good, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDecisionsDoNotAllocate(t *testing.T) {
+	conf, procs := twoRobots(Consistent, 1000*1000*ms)
+	m := newFake(t, conf, procs, 1, 10*us)
+	p := m.p
+	for i := 0; i < 1000; i++ { // warm up: let every buffer reach its size
+		a := p.Next(0)
+		if a.Kind == KindDispatch {
+			p.Ran(a.Client, a.Budget, Preempted)
+		}
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		a := p.Next(0)
+		switch a.Kind {
+		case KindDispatch:
+			p.Ran(a.Client, a.Budget, Preempted)
+		case KindProbe:
+			p.Probed()
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per decision", allocs)
+	}
+}

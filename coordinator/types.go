@@ -1,0 +1,342 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Mode selects how computation is charged to virtual time (DESIGN §2).
+type Mode uint8
+
+const (
+	// Consistent charges every client's CPU time to virtual time and keeps
+	// the world and the clients within one quantum of each other.
+	Consistent Mode = iota
+	// Lockstep is the callback model: computation costs no virtual time and
+	// the world waits for every client to go idle.
+	Lockstep
+	// Free lets the clients run ungated while the world steps at its own
+	// speed, optionally held to a real-time factor (Gazebo + use_sim_time).
+	Free
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Consistent:
+		return "consistent"
+	case Lockstep:
+		return "lockstep"
+	case Free:
+		return "free"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// Class is a client's scheduling class.
+type Class uint8
+
+const (
+	// Periodic clients have a declared period; their activations and
+	// deadline misses are tracked.
+	Periodic Class = iota
+	// BestEffort clients run whenever nothing above them in their robot is
+	// runnable.
+	BestEffort
+)
+
+func (c Class) String() string {
+	switch c {
+	case Periodic:
+		return "periodic"
+	case BestEffort:
+		return "best-effort"
+	}
+	return fmt.Sprintf("Class(%d)", uint8(c))
+}
+
+// API says how a client talks to the coordinator.
+type API uint8
+
+const (
+	// Native clients use the pipe and shared-memory protocol of package
+	// coordinator/native: every wait is announced.
+	Native API = iota
+	// Plain clients give no notifications; the block detector tells when
+	// they block and a probe tells when they wake on their own.
+	Plain
+)
+
+func (a API) String() string {
+	switch a {
+	case Native:
+		return "native"
+	case Plain:
+		return "plain"
+	}
+	return fmt.Sprintf("API(%d)", uint8(a))
+}
+
+// Actuation says when an actuator command takes effect in the world.
+type Actuation uint8
+
+const (
+	// Exact applies a command at the virtual instant it was published: the
+	// world makes a partial step up to it.
+	Exact Actuation = iota
+	// Hold applies a command at the next step boundary.
+	Hold
+)
+
+func (a Actuation) String() string {
+	switch a {
+	case Exact:
+		return "exact"
+	case Hold:
+		return "hold"
+	}
+	return fmt.Sprintf("Actuation(%d)", uint8(a))
+}
+
+// ClientConf describes one client process to the policy.
+type ClientConf struct {
+	Name     string
+	Robot    int     // index into the robots, in scenario order
+	Priority int     // higher runs first inside the robot; unique per robot
+	Class    Class   //
+	Period   int64   // ns; required for Periodic, 0 for BestEffort
+	CPUScale float64 // virtual ns charged per CPU ns; 0 means 1
+	API      API
+}
+
+// Conf configures a Policy.
+type Conf struct {
+	Mode      Mode
+	Quantum   int64 // ns: the longest CPU slice and the largest lead of a robot over the world
+	Step      int64 // ns: the world's step
+	Duration  int64 // ns of virtual time to simulate
+	Robots    int   // number of robots; robot j controls body j of the world
+	Clients   []ClientConf
+	Actuation Actuation
+	// Compensation arms the timer for the budget plus the overhead measured
+	// on the client's previous preempted slice (paper 004 §3.8).
+	Compensation bool
+	// RTF is the free mode's real-time factor; 0 steps as fast as possible.
+	RTF float64
+	// ContinueOnExit keeps the run going when a client exits; by default the
+	// run finishes.
+	ContinueOnExit bool
+}
+
+// ErrConf is wrapped by every error New returns for a bad Conf.
+var ErrConf = errors.New("invalid coordinator configuration")
+
+func (c *Conf) validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConf, fmt.Sprintf(format, a...))
+	}
+	if c.Mode > Free {
+		return bad("unknown mode %d", c.Mode)
+	}
+	if c.Quantum <= 0 {
+		return bad("quantum must be > 0, got %d ns", c.Quantum)
+	}
+	if c.Step <= 0 {
+		return bad("step must be > 0, got %d ns", c.Step)
+	}
+	if c.Duration <= 0 {
+		return bad("duration must be > 0, got %d ns", c.Duration)
+	}
+	if c.Robots <= 0 {
+		return bad("at least one robot is needed")
+	}
+	if len(c.Clients) == 0 {
+		return bad("at least one client is needed")
+	}
+	if c.RTF < 0 {
+		return bad("real-time factor must be ≥ 0, got %g", c.RTF)
+	}
+	prio := map[[2]int]string{}
+	for i, cl := range c.Clients {
+		if cl.Robot < 0 || cl.Robot >= c.Robots {
+			return bad("client %d (%s): robot %d out of range [0,%d)", i, cl.Name, cl.Robot, c.Robots)
+		}
+		if cl.Class == Periodic && cl.Period <= 0 {
+			return bad("client %d (%s): periodic client needs a period > 0", i, cl.Name)
+		}
+		if cl.CPUScale < 0 {
+			return bad("client %d (%s): cpu_scale must be ≥ 0", i, cl.Name)
+		}
+		k := [2]int{cl.Robot, cl.Priority}
+		if other, dup := prio[k]; dup {
+			return bad("clients %s and %s of robot %d share priority %d", other, cl.Name, cl.Robot, cl.Priority)
+		}
+		prio[k] = cl.Name
+	}
+	return nil
+}
+
+// Kind is what an Action asks the driver to do.
+type Kind uint8
+
+// The kinds of Action.
+const (
+	KindNone Kind = iota
+	// KindDispatch: run Client for at most Budget ns of CPU; arm the
+	// preemption timer for Arm ns. Report with Ran.
+	KindDispatch
+	// KindStep: advance the world to virtual time To (a partial step when
+	// To is not a multiple of the step). Boundary: To is a step boundary,
+	// so sample the sensors.
+	KindStep
+	// KindApply: apply the actuator command kept in Slot to body Robot.
+	KindApply
+	// KindRelease: answer Client's wait (an activation when Wait is
+	// WaitActivation, a sensor sample otherwise) with its progress Now.
+	KindRelease
+	// KindProbe: check every blocked plain client (see Policy.Blocked) and
+	// call Woke for those that are runnable, then Probed.
+	KindProbe
+	// KindWait (free mode): let the clients run until wall time Until.
+	KindWait
+	// KindFinish: the run is over; End says why.
+	KindFinish
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindNone:
+		return "none"
+	case KindDispatch:
+		return "dispatch"
+	case KindStep:
+		return "step"
+	case KindApply:
+		return "apply"
+	case KindRelease:
+		return "release"
+	case KindProbe:
+		return "probe"
+	case KindWait:
+		return "wait"
+	case KindFinish:
+		return "finish"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// WaitKind is what a native client waited for.
+type WaitKind uint8
+
+// What a released client waited for.
+const (
+	WaitActivation WaitKind = iota + 1
+	WaitSample
+)
+
+// End says why a run finished.
+type End uint8
+
+// Reasons a run ends.
+const (
+	EndCompleted End = iota + 1 // virtual time reached the duration
+	EndExited                   // a client exited (Action.Client) and ContinueOnExit is off
+	EndAllExited                // every client exited
+)
+
+func (e End) String() string {
+	switch e {
+	case EndCompleted:
+		return "completed"
+	case EndExited:
+		return "client exited"
+	case EndAllExited:
+		return "every client exited"
+	}
+	return fmt.Sprintf("End(%d)", uint8(e))
+}
+
+// Action is one thing the driver must do. It is a plain value: the policy
+// allocates nothing per decision.
+type Action struct {
+	Kind     Kind
+	Client   int
+	Robot    int
+	Slot     int
+	Budget   int64
+	Arm      int64
+	To       int64
+	Boundary bool
+	Now      int64
+	Wait     WaitKind
+	Until    int64
+	End      End
+}
+
+func (a Action) String() string {
+	switch a.Kind {
+	case KindDispatch:
+		return fmt.Sprintf("dispatch c%d budget=%d arm=%d", a.Client, a.Budget, a.Arm)
+	case KindStep:
+		b := ""
+		if a.Boundary {
+			b = " boundary"
+		}
+		return fmt.Sprintf("step to=%d%s", a.To, b)
+	case KindApply:
+		return fmt.Sprintf("apply r%d slot=%d", a.Robot, a.Slot)
+	case KindRelease:
+		w := "activation"
+		if a.Wait == WaitSample {
+			w = "sample"
+		}
+		return fmt.Sprintf("release c%d %s now=%d", a.Client, w, a.Now)
+	case KindProbe:
+		return "probe"
+	case KindWait:
+		return fmt.Sprintf("wait until=%d", a.Until)
+	case KindFinish:
+		return fmt.Sprintf("finish %s", a.End)
+	}
+	return a.Kind.String()
+}
+
+// Stop says why a dispatched client stopped running.
+type Stop uint8
+
+// Why a dispatch ended.
+const (
+	// Preempted: the timer fired.
+	Preempted Stop = iota + 1
+	// Blocked: the block detector ran, so the client blocked.
+	Blocked
+	// Request: a native client sent a request; the driver follows with
+	// Hello, Read, Idle, Actuate, Wrote or Recv handling.
+	Request
+	// Interrupted: the coordinator woke for another reason (a child exit,
+	// a signal); the client is still runnable.
+	Interrupted
+)
+
+// Recorder receives the statistics the policy produces as it decides. Its
+// methods must not block; the driver's implementation must not allocate.
+type Recorder interface {
+	// Activation: client c began an activation at virtual time begin; it
+	// was due at due.
+	Activation(c int, begin, due int64)
+	// Miss: client c's activation due at due was not finished by due+P.
+	Miss(c int, due int64)
+	// Drift: Δ at a decision.
+	Drift(d int64)
+}
+
+// ClientStats is what the policy knows about one client.
+type ClientStats struct {
+	CPU         int64 // CPU ns used while dispatched (or measured, in free mode)
+	Progress    int64 // virtual ns (charged)
+	Real        int64 // real progress (CPU × configured cpu_scale + waits)
+	Activations int64
+	Misses      int64
+	Exited      bool
+	ExitCode    int
+	State       string
+}
