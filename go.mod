@@ -3,9 +3,12 @@ module github.com/tcs-robotics/tcs
 go 1.26.8
 
 require (
+	github.com/rs/zerolog v1.34.0
+	golang.org/x/sys v0.38.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.19 // indirect
-	github.com/rs/zerolog v1.34.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

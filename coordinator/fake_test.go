@@ -16,13 +16,13 @@ import (
 type opKind uint8
 
 const (
-	opCompute opKind = iota // use n ns of CPU
-	opRead                  // native read
-	opIdleNext              // native idle until the next multiple of the period
-	opActuate               // native write on channel 0
-	opWrite                 // native write on another channel
-	opBlock                 // plain: block until n probes have passed
-	opExit                  // exit with code n
+	opCompute  opKind = iota // use n ns of CPU
+	opRead                   // native read
+	opIdleNext               // native idle until the next multiple of the period
+	opActuate                // native write on channel 0
+	opWrite                  // native write on another channel
+	opBlock                  // plain: block until n probes have passed
+	opExit                   // exit with code n
 )
 
 type op struct {
@@ -65,12 +65,11 @@ type fakeMachine struct {
 	wall    int64
 	trace   strings.Builder
 
-	stamps  map[int]int64 // slot → virtual stamp at Actuate
-	applied []applied
-	acts    [][2]int64 // per activation: client, begin-due
-	lastT   int64
-	lastR   []int64
-	maxLead  int64
+	stamps   map[int]int64 // slot → virtual stamp at Actuate
+	applied  []applied
+	acts     [][2]int64 // per activation: client, begin-due
+	lastT    int64
+	lastR    []int64
 	maxDrift int64
 	misses   map[int]int
 

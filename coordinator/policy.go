@@ -76,8 +76,8 @@ type Policy struct {
 	npending int
 	freeSlot []int
 
-	probed    bool  // blocked clients were probed since the last change
-	nblocked  int   // clients in stBlocked
+	probed    bool // blocked clients were probed since the last change
+	nblocked  int  // clients in stBlocked
 	lastDrift int64
 
 	dispatches int64

@@ -1,0 +1,211 @@
+// Command tcs runs robot controllers and planners as coordinated processes
+// on one dedicated CPU, charging every microsecond of CPU they use to
+// simulated time (temporally consistent simulation).
+//
+//	tcs run FILE [--mode M] [--out DIR]   run a scenario
+//	tcs check FILE...                     validate scenario files
+//	tcs bench dispatch                    the dispatch cycle against C
+//	tcs client NAME [ARGS]                a bundled client (pd, planner, ...)
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/controllers"
+	"github.com/tcs-robotics/tcs/coordinator/driver"
+	"github.com/tcs-robotics/tcs/report"
+)
+
+const usage = `tcs: temporally consistent simulation for ROS
+
+usage:
+  tcs run FILE [--mode consistent|lockstep|free] [--out DIR] [--no-compensation]
+                                  run a scenario; writes DIR/summary.json and DIR/logs/
+  tcs check FILE...               validate scenario files
+  tcs bench dispatch [flags]      measure the dispatch cycle against the same cycle in C
+  tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
+  tcs help                        this text
+
+tcs run needs root (or CAP_SYS_NICE) for SCHED_FIFO and at least 2 CPUs.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "__spawn":
+		return driver.SpawnMain(args[1:])
+	case "__detector":
+		return driver.DetectorMain(args[1:])
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
+	case "bench":
+		return cmdBench(args[1:], stdout, stderr)
+	case "client":
+		if len(args) < 2 {
+			fmt.Fprintf(stderr, "tcs client: name a client: %v\n", controllers.Names())
+			return 2
+		}
+		return controllers.Main(args[1], args[2:])
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "tcs: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "tcs check: name at least one scenario file")
+		return 2
+	}
+	bad := 0
+	for _, path := range args {
+		s, err := config.Load(path)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			bad++
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: ok (%s, %d robots, %d clients, %s virtual)\n",
+			path, s.Mode, len(s.Robots), s.ClientCount(), s.Duration)
+	}
+	if bad > 0 {
+		return 1
+	}
+	return 0
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tcs run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mode := fs.String("mode", "", "override the scenario's mode: consistent, lockstep or free")
+	out := fs.String("out", "", "output folder (default out/<scenario name>)")
+	noComp := fs.Bool("no-compensation", false, "turn off timer error compensation")
+	wait := fs.Duration("wait", 0, "wait this long for another run holding the simulation CPU")
+	quiet := fs.Bool("quiet", false, "no live status line")
+	file, rest := splitFile(args)
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if file == "" && fs.NArg() > 0 {
+		file = fs.Arg(0)
+	}
+	if file == "" {
+		fmt.Fprintln(stderr, "tcs run: name a scenario file, e.g. tcs run config/pendulum.yaml")
+		return 2
+	}
+	sc, err := config.Load(file)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if *mode != "" {
+		m, err := config.ParseMode(*mode)
+		if err != nil {
+			fmt.Fprintf(stderr, "tcs run: --mode: %v\n", err)
+			return 2
+		}
+		sc.Mode = m
+		if err := sc.Validate(); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	if *out == "" {
+		*out = filepath.Join("out", sc.Name)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "tcs run: %v\n", err)
+		return 1
+	}
+	logFile, err := os.Create(filepath.Join(*out, "tcs.log"))
+	if err != nil {
+		fmt.Fprintf(stderr, "tcs run: %v\n", err)
+		return 1
+	}
+	defer logFile.Close()
+	logger := zerolog.New(logFile).With().Timestamp().Logger()
+
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if s, ok := <-sigs; ok {
+			logger.Warn().Str("signal", s.String()).Msg("stopping")
+			close(stop)
+		}
+	}()
+
+	rc := driver.RunConf{Scenario: sc, OutDir: *out, Stop: stop, Log: &logger, LockTimeout: *wait}
+	if !*quiet {
+		rc.Status = stderr
+	}
+	if *noComp {
+		f := false
+		rc.Compensation = &f
+	}
+	fmt.Fprintf(stderr, "tcs: %s: %s mode, %s virtual, quantum %s; logs in %s\n",
+		file, sc.Mode, sc.Duration, sc.Quantum, filepath.Join(*out, "logs"))
+	start := time.Now()
+	sum, err := driver.Run(rc)
+	if err != nil {
+		var hint string
+		if errors.Is(err, driver.ErrNoRT) {
+			hint = "\n(run as root, or give tcs CAP_SYS_NICE and an RLIMIT_RTPRIO of at least the base priority)"
+		}
+		fmt.Fprintf(stderr, "tcs run: %v%s\n", err, hint)
+		if sum == nil {
+			return 1
+		}
+	}
+	if sum != nil {
+		_ = report.Table(stdout, sum)
+		fmt.Fprintf(stdout, "summary: %s (%.1f s wall)\n", filepath.Join(*out, "summary.json"), time.Since(start).Seconds())
+		if sum.Ended != report.EndCompleted {
+			return 1
+		}
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// splitFile lets the scenario file come before the flags (tcs run FILE
+// --out D), as the README writes it.
+func splitFile(args []string) (string, []string) {
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+func cmdBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "dispatch" {
+		fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch")
+		return 2
+	}
+	return benchDispatch(args[1:], stdout, stderr)
+}

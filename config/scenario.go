@@ -1,0 +1,309 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Defaults and limits of the schema.
+const (
+	DefaultMode         = ModeConsistent
+	DefaultQuantum      = Millisecond
+	MinQuantum          = 50 * Microsecond
+	MaxQuantum          = 100 * Millisecond
+	DefaultCPU          = -1 // the last online CPU
+	DefaultBasePriority = 80
+	MinBasePriority     = 4 // the four levels B..B-3 must all be ≥ 1
+	MaxBasePriority     = 99
+	DefaultRTF          = 1.0
+	// DefaultPeriodicPriority and DefaultBestEffortPriority are a client's
+	// priority when the file gives none: controllers above planners.
+	DefaultPeriodicPriority   = 10
+	DefaultBestEffortPriority = 0
+)
+
+// Scenario is one simulation run as described by a scenario file, with
+// every default filled in. Build it with Load or Parse.
+type Scenario struct {
+	// Name names the run (output folder, summary); default: the file's base
+	// name without .yaml/.yml.
+	Name string `yaml:"name"`
+	// Mode: consistent (default), lockstep or free. The runner may override
+	// it (tcs run --mode); set the field and call Validate again.
+	Mode Mode `yaml:"mode"`
+	// Duration is the virtual time to simulate. Required, > 0.
+	Duration Duration `yaml:"duration"`
+	// Quantum is the longest CPU slice a client gets, and how far a runnable
+	// client may run ahead of the world. Default 1ms; 50us..100ms.
+	Quantum Duration `yaml:"quantum"`
+	// CPU is the simulation CPU; -1 (default) means the last online CPU.
+	CPU int `yaml:"cpu"`
+	// BasePriority is the SCHED_FIFO base B (default 80; 4..99).
+	BasePriority int `yaml:"base_priority"`
+	// Actuation: exact (default) or hold.
+	Actuation Actuation `yaml:"actuation"`
+	// Compensation turns on timer error compensation (paper 004 §3.8).
+	// Default true.
+	Compensation bool `yaml:"compensation"`
+	// WallLimit stops the run after this much wall time; 0 (default) means
+	// 20 × Duration + 30 s (see EffectiveWallLimit).
+	WallLimit Duration `yaml:"wall_limit"`
+	// OnExit is what a client's exit does to the run: stop (default) or
+	// continue.
+	OnExit OnExit `yaml:"on_exit"`
+	// Free holds the settings of free mode.
+	Free Free `yaml:"free"`
+	// Dynamics is the simulated world.
+	Dynamics Dynamics `yaml:"dynamics"`
+	// Robots are the onboard computers, in file order; robot j controls
+	// dynamics body j. At least one.
+	Robots []Robot `yaml:"robots"`
+
+	// File is the path the scenario was read from, as given (used in error
+	// messages); empty when parsed from bytes without a path.
+	File string `yaml:"-"`
+	// Dir is the directory of File (absolute after Load); clients' Dir are
+	// resolved against it.
+	Dir string `yaml:"-"`
+
+	// lines maps field paths ("robots[0].clients[1].period") to the line
+	// they are on in File.
+	lines map[string]int
+}
+
+// Free is the free-mode section.
+type Free struct {
+	// RTF is the real-time factor the world is held to; 0 means as fast as
+	// possible. Default 1.0.
+	RTF float64 `yaml:"rtf"`
+}
+
+// Dynamics selects and configures the embedded world model.
+type Dynamics struct {
+	// Model names the model (pendulum, ...). Required.
+	Model string `yaml:"model"`
+	// Step is the model's integration step. Required, > 0.
+	Step Duration `yaml:"step"`
+	// Params are model-specific settings, passed through unchecked (nested
+	// mappings are map[string]any, lists []any, numbers int or float64).
+	Params map[string]any `yaml:"params"`
+}
+
+// Robot is one onboard computer: a virtual CPU shared by its clients.
+type Robot struct {
+	// Name is unique among robots, [A-Za-z0-9_-]+.
+	Name string `yaml:"name"`
+	// CPUScale is the default cpu_scale of its clients (default 1.0).
+	CPUScale float64 `yaml:"cpu_scale"`
+	// Clients in file order. At least one.
+	Clients []Client `yaml:"clients"`
+}
+
+// Client is one process the coordinator runs.
+type Client struct {
+	// Name is unique across the scenario, [A-Za-z0-9_-]+.
+	Name string `yaml:"name"`
+	// Cmd is the argv; Cmd[0] == "tcs" means the tcs binary. Required.
+	Cmd []string `yaml:"cmd"`
+	// API: native (default) or plain.
+	API API `yaml:"api"`
+	// Class: periodic or best-effort. Required.
+	Class Class `yaml:"class"`
+	// Period is the declared period: required (> 0) for periodic clients,
+	// 0 for best-effort ones.
+	Period Duration `yaml:"period"`
+	// Priority orders clients within a robot, higher first; unique within
+	// the robot. Default 10 for periodic, 0 for best-effort clients.
+	Priority int `yaml:"priority"`
+	// CPUScale multiplies the CPU time the client uses before it is charged
+	// (2.0 models a CPU half as fast). Default the robot's CPUScale; > 0.
+	// It is never 0 in a parsed scenario, also in lockstep mode: lockstep
+	// charges nothing to virtual time but Δ is measured with this scale.
+	CPUScale float64 `yaml:"cpu_scale"`
+	// Subscribes lists the native message channels (≥ 1) the client
+	// receives. Native clients only.
+	Subscribes []int `yaml:"subscribes"`
+	// Log is the file for the client's stdout and stderr as written in the
+	// file; "" means <out>/logs/<name>.log. Use LogPath.
+	Log string `yaml:"log"`
+	// Env is extra environment, added to tcs's own.
+	Env map[string]string `yaml:"env"`
+	// Dir is the working directory, resolved against Scenario.Dir (so
+	// absolute after Load); default Scenario.Dir.
+	Dir string `yaml:"dir"`
+}
+
+// Load reads, parses and validates the scenario file at path. Scenario.Dir
+// is absolute. The error is an Errors listing every problem, or a
+// *os.PathError-wrapping error when the file cannot be read.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load scenario: %w", err)
+	}
+	s, err := parse(data, path, true)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Parse parses and validates a scenario held in data; path is used for
+// error messages, the default name and Scenario.Dir ("" is allowed: the
+// current directory). It never panics. On failure it returns nil and an
+// Errors listing every problem.
+func Parse(data []byte, path string) (*Scenario, error) {
+	return parse(data, path, false)
+}
+
+func parse(data []byte, path string, abs bool) (*Scenario, error) {
+	s, errs, dropped := decode(data, path, abs)
+	if s != nil {
+		// Validation problems on a field that already failed to decode
+		// would only repeat it ("duration: is required" after
+		// "duration: "abc" is not a duration").
+		for _, e := range s.validate() {
+			if !errs.covers(e.Field) {
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		errs.sortByLine()
+		if len(errs) > maxErrors {
+			dropped += len(errs) - maxErrors
+			errs = errs[:maxErrors]
+		}
+		if dropped > 0 {
+			errs = append(errs, &FieldError{File: path, Msg: fmt.Sprintf("and %d more problems; fix these first", dropped)})
+		}
+		return nil, errs
+	}
+	return s, nil
+}
+
+// covers reports whether es has a problem at field or at one of its parents.
+func (es Errors) covers(field string) bool {
+	for _, e := range es {
+		if e.Field == "" {
+			continue
+		}
+		if field == e.Field || strings.HasPrefix(field, e.Field+".") || strings.HasPrefix(field, e.Field+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// EffectiveWallLimit is WallLimit, or 20 × Duration + 30 s when WallLimit is
+// 0 (saturating instead of overflowing).
+func (s *Scenario) EffectiveWallLimit() Duration {
+	if s.WallLimit > 0 {
+		return s.WallLimit
+	}
+	const maxD = Duration(1<<63 - 1)
+	if s.Duration > (maxD-30*Second)/20 {
+		return maxD
+	}
+	return 20*s.Duration + 30*Second
+}
+
+// ClientCount is the number of clients over all robots.
+func (s *Scenario) ClientCount() int {
+	n := 0
+	for i := range s.Robots {
+		n += len(s.Robots[i].Clients)
+	}
+	return n
+}
+
+// ClientRef is a client in scenario order.
+type ClientRef struct {
+	// Index is the client's position in scenario order (robots in file
+	// order, then each robot's clients in file order), 0-based.
+	Index int
+	// RobotIndex is the robot's position in Robots (and the dynamics body it
+	// controls).
+	RobotIndex int
+	Robot      *Robot
+	Client     *Client
+}
+
+// Clients lists every client in scenario order: robots in file order, then
+// each robot's clients in file order (not priority order). The pointers
+// point into s.
+func (s *Scenario) Clients() []ClientRef {
+	out := make([]ClientRef, 0, s.ClientCount())
+	for ri := range s.Robots {
+		r := &s.Robots[ri]
+		for ci := range r.Clients {
+			out = append(out, ClientRef{Index: len(out), RobotIndex: ri, Robot: r, Client: &r.Clients[ci]})
+		}
+	}
+	return out
+}
+
+// FindClient returns the client called name, in scenario order.
+func (s *Scenario) FindClient(name string) (ClientRef, bool) {
+	for _, c := range s.Clients() {
+		if c.Client.Name == name {
+			return c, true
+		}
+	}
+	return ClientRef{}, false
+}
+
+// Line is the line of field (a path like "robots[0].clients[1].period") in
+// the scenario file, or of its nearest parent that has one; 0 if unknown.
+func (s *Scenario) Line(field string) int {
+	for field != "" {
+		if l, ok := s.lines[field]; ok {
+			return l
+		}
+		field = parentPath(field)
+	}
+	return 0
+}
+
+// parentPath drops the last element of a field path:
+// "a.b[2].c" → "a.b[2]" → "a.b" → "a" → "".
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// IsPeriodic reports whether c is of class periodic.
+func (c *Client) IsPeriodic() bool { return c.Class == ClassPeriodic }
+
+// LogPath is where the client's stdout and stderr go for a run whose
+// output folder is outDir: Log resolved against outDir, or
+// <outDir>/logs/<name>.log when Log is empty.
+func (c *Client) LogPath(outDir string) string {
+	if c.Log == "" {
+		return filepath.Join(outDir, "logs", c.Name+".log")
+	}
+	if filepath.IsAbs(c.Log) {
+		return filepath.Clean(c.Log)
+	}
+	return filepath.Join(outDir, c.Log)
+}
+
+// Environ is Env as KEY=VALUE strings, sorted by key (for exec).
+func (c *Client) Environ() []string {
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k + "=" + c.Env[k]
+	}
+	return out
+}

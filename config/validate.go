@@ -1,0 +1,230 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+var (
+	namePattern     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	scenarioPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	modelPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+)
+
+// Validate checks every rule of the schema and returns all problems as an
+// Errors (nil when there are none). It is pure: it reads only s, so facts
+// of the machine (online CPUs, the dynamics model's bodies, directories)
+// are the runner's to check.
+func (s *Scenario) Validate() error {
+	es := s.validate()
+	es.sortByLine()
+	return es.orNil()
+}
+
+// checker collects problems with their lines.
+type checker struct {
+	s    *Scenario
+	errs Errors
+}
+
+func (c *checker) add(field, format string, args ...any) {
+	c.errs = append(c.errs, &FieldError{File: c.s.File, Line: c.s.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (s *Scenario) validate() Errors {
+	c := &checker{s: s}
+	switch {
+	case s.Name == "":
+		c.add("name", "is empty; write a short word like name: pendulum, or leave the field out to use the file's name")
+	case !scenarioPattern.MatchString(s.Name):
+		c.add("name", "%q may hold only letters, digits, _, . and -; it names the run's output", s.Name)
+	}
+	if !validEnum(modeNames, int(s.Mode)) {
+		c.add("mode", "%d is not a mode; use one of %s", int(s.Mode), validNames(modeNames))
+	}
+	if s.Duration <= 0 {
+		c.add("duration", "is required and must be > 0: the virtual time to simulate, like duration: 10s")
+	}
+	if s.Quantum < MinQuantum || s.Quantum > MaxQuantum {
+		c.add("quantum", "%s is outside %s..%s; the quantum is the longest CPU slice a client gets and its lead over the world: 1ms is a good start", s.Quantum, MinQuantum, MaxQuantum)
+	}
+	if s.CPU < -1 {
+		c.add("cpu", "%d is not a CPU; write -1 for the last online CPU, or a CPU number ≥ 0", s.CPU)
+	}
+	if s.BasePriority < MinBasePriority || s.BasePriority > MaxBasePriority {
+		c.add("base_priority", "%d is outside %d..%d; tcs uses the SCHED_FIFO levels B, B-1, B-2, B-3 (80 is the default)", s.BasePriority, MinBasePriority, MaxBasePriority)
+	}
+	if !validEnum(actuationNames, int(s.Actuation)) {
+		c.add("actuation", "%d is not an actuation; use one of %s", int(s.Actuation), validNames(actuationNames))
+	}
+	if s.WallLimit < 0 {
+		c.add("wall_limit", "%s is negative; write a wall time like 5m, or 0 for 20 × duration + 30 s", s.WallLimit)
+	}
+	if !validEnum(onExitNames, int(s.OnExit)) {
+		c.add("on_exit", "%d is not an on_exit policy; use one of %s", int(s.OnExit), validNames(onExitNames))
+	}
+	if !(s.Free.RTF >= 0) || math.IsInf(s.Free.RTF, 0) {
+		c.add("free.rtf", "%v is not a real-time factor; write a number ≥ 0 like 1.0 (0: as fast as possible)", s.Free.RTF)
+	}
+
+	switch {
+	case s.Dynamics.Model == "":
+		c.add("dynamics.model", "is required; name the embedded world model, like model: pendulum")
+	case !modelPattern.MatchString(s.Dynamics.Model):
+		c.add("dynamics.model", "%q is not a model name; model names are words like pendulum", s.Dynamics.Model)
+	}
+	if s.Dynamics.Step <= 0 {
+		c.add("dynamics.step", "is required and must be > 0: the world's integration step, like step: 1ms")
+	}
+
+	if len(s.Robots) == 0 {
+		c.add("robots", "needs at least one robot (- name: arm, with its clients); robot j controls dynamics body j")
+	}
+	robotNames := map[string]int{}
+	clientNames := map[string]string{} // name → its field path
+	logs := map[string]string{}        // cleaned log path relative to the output folder → client
+	for _, ref := range s.Clients() {
+		cl := ref.Client
+		if cl.Name != "" && cl.Log == "" {
+			logs[defaultLog(cl)] = cl.Name
+		}
+	}
+	for ri := range s.Robots {
+		r := &s.Robots[ri]
+		rp := index("robots", ri)
+		switch {
+		case r.Name == "":
+			c.add(join(rp, "name"), "is required; name the robot, like name: arm")
+		case !namePattern.MatchString(r.Name):
+			c.add(join(rp, "name"), "%q may hold only letters, digits, _ and -", r.Name)
+		default:
+			if j, dup := robotNames[r.Name]; dup {
+				c.add(join(rp, "name"), "%q is also the name of robots[%d]; robot names must be unique", r.Name, j)
+			} else {
+				robotNames[r.Name] = ri
+			}
+		}
+		if !(r.CPUScale > 0) || math.IsInf(r.CPUScale, 0) {
+			c.add(join(rp, "cpu_scale"), "%v must be a number > 0: 1.0 is this machine's speed, 2.0 a CPU half as fast", r.CPUScale)
+		}
+		if len(r.Clients) == 0 {
+			c.add(join(rp, "clients"), "needs at least one client (- name: pd, cmd: [...], class: periodic, period: 1ms)")
+		}
+		priorities := map[int]string{}
+		for ci := range r.Clients {
+			c.client(&r.Clients[ci], index(join(rp, "clients"), ci), clientNames, priorities, logs)
+		}
+	}
+	return c.errs
+}
+
+func defaultLog(cl *Client) string { return filepath.Join("logs", cl.Name+".log") }
+
+func (c *checker) client(cl *Client, p string, names map[string]string, priorities map[int]string, logs map[string]string) {
+	switch {
+	case cl.Name == "":
+		c.add(join(p, "name"), "is required; name the client, like name: pd")
+	case !namePattern.MatchString(cl.Name):
+		c.add(join(p, "name"), "%q may hold only letters, digits, _ and -", cl.Name)
+	default:
+		if other, dup := names[cl.Name]; dup {
+			c.add(join(p, "name"), "%q is also the name of %s; client names must be unique in the scenario", cl.Name, other)
+		} else {
+			names[cl.Name] = p
+		}
+	}
+
+	if len(cl.Cmd) == 0 {
+		c.add(join(p, "cmd"), "is required: the program and its arguments, like cmd: [tcs, client, pd]")
+	} else if cl.Cmd[0] == "" {
+		c.add(index(join(p, "cmd"), 0), "is empty; the first item is the program to run")
+	}
+	for i, a := range cl.Cmd {
+		if strings.IndexByte(a, 0) >= 0 {
+			c.add(index(join(p, "cmd"), i), "contains a NUL byte, which no program argument can hold")
+		}
+	}
+
+	if !validEnum(apiNames, int(cl.API)) {
+		c.add(join(p, "api"), "%d is not an api; use one of %s", int(cl.API), validNames(apiNames))
+	}
+	switch cl.Class {
+	case ClassPeriodic:
+		if cl.Period <= 0 {
+			c.add(join(p, "period"), "is required for a periodic client and must be > 0, like period: 1ms")
+		}
+	case ClassBestEffort:
+		if cl.Period != 0 {
+			c.add(join(p, "period"), "is only for periodic clients; remove it, or set class: periodic")
+		}
+	case ClassUnset:
+		c.add(join(p, "class"), "is required; use periodic (with a period, for controllers) or best-effort (planners, perception)")
+	default:
+		c.add(join(p, "class"), "%d is not a class; use one of %s", int(cl.Class), validNames(classNames))
+	}
+
+	if other, dup := priorities[cl.Priority]; dup {
+		c.add(join(p, "priority"), "%d is also the priority of client %q in this robot; priorities must be unique within a robot (higher runs first)", cl.Priority, other)
+	} else {
+		priorities[cl.Priority] = cl.Name
+	}
+
+	lockstepZero := cl.CPUScale == 0 && c.s.Mode == ModeLockstep
+	if !lockstepZero && (!(cl.CPUScale > 0) || math.IsInf(cl.CPUScale, 0)) {
+		c.add(join(p, "cpu_scale"), "%v must be a number > 0: 1.0 is this machine's speed, 2.0 a CPU half as fast", cl.CPUScale)
+	}
+
+	if len(cl.Subscribes) > 0 && cl.API == APIPlain {
+		c.add(join(p, "subscribes"), "is for native clients (api: native); a plain client subscribes to ROS topics itself")
+	}
+	seen := map[int]bool{}
+	for i, ch := range cl.Subscribes {
+		f := index(join(p, "subscribes"), i)
+		switch {
+		case ch < 1:
+			c.add(f, "channel %d is not a message channel; channels are numbered from 1 (0 is the robot's actuator command)", ch)
+		case seen[ch]:
+			c.add(f, "channel %d is listed twice; list each channel once", ch)
+		}
+		seen[ch] = true
+	}
+
+	if cl.Log != "" {
+		switch {
+		case strings.IndexByte(cl.Log, 0) >= 0:
+			c.add(join(p, "log"), "contains a NUL byte")
+		case strings.HasSuffix(cl.Log, "/") || filepath.Clean(cl.Log) == ".":
+			c.add(join(p, "log"), "%q is a folder; name a file, like log: %s.log", cl.Log, cl.Name)
+		default:
+			key := filepath.Clean(cl.Log)
+			if other, dup := logs[key]; dup && other != cl.Name {
+				c.add(join(p, "log"), "%q is also the log of client %q; give each client its own log file", cl.Log, other)
+			} else {
+				logs[key] = cl.Name
+			}
+		}
+	}
+
+	keys := make([]string, 0, len(cl.Env))
+	for k := range cl.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		f := join(join(p, "env"), k)
+		switch {
+		case k == "" || strings.ContainsAny(k, "=\x00"):
+			c.add(join(p, "env"), "variable name %q is not valid; names may not be empty or hold = or NUL", k)
+		case strings.IndexByte(cl.Env[k], 0) >= 0:
+			c.add(f, "contains a NUL byte, which no environment value can hold")
+		}
+	}
+
+	if strings.IndexByte(cl.Dir, 0) >= 0 {
+		c.add(join(p, "dir"), "contains a NUL byte")
+	}
+}

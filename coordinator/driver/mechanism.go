@@ -1,0 +1,589 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+)
+
+// ErrNoRT means this process may not use SCHED_FIFO (see linux.ErrNoRT).
+var ErrNoRT = linux.ErrNoRT
+
+// ErrOneCPU means fewer than two CPUs are online (see linux.ErrOneCPU).
+var ErrOneCPU = linux.ErrOneCPU
+
+// ErrDetector means the block detector process died; the mechanism cannot
+// tell blocked clients from running ones any more.
+var ErrDetector = errors.New("block detector exited")
+
+// Conf configures the mechanism. Zero values take the documented defaults.
+type Conf struct {
+	// CPU is the simulation CPU; -1 means the last online CPU. It must not
+	// be the only online CPU.
+	CPU int
+	// Base is the SCHED_FIFO base priority B: ℓ0=B coordinator, ℓ1=B-1
+	// dispatched client, ℓ2=B-2 block detector, ℓ3=B-3 waiting clients.
+	// Default 80; must be in [4, 99].
+	Base int
+	// LogDir receives per-client logs when a SpawnSpec gives no LogPath.
+	// Default os.TempDir().
+	LogDir string
+	// SelfExe is the tcs binary, which must dispatch `__spawn` to SpawnMain
+	// and `__detector` to DetectorMain. Default os.Executable().
+	SelfExe string
+	// LockTimeout is how long New waits for another holder of the CPU lock.
+	// Default 0: fail at once, naming the holder's PID.
+	LockTimeout time.Duration
+	// KillGrace is how long Close waits after SIGTERM before SIGKILL.
+	// Default 2 s.
+	KillGrace time.Duration
+	// DetectorLog receives the block detector's stderr. Default: discarded
+	// unless LogDir is set explicitly, then LogDir/detector.log.
+	DetectorLog string
+}
+
+// Tags at or above TagReserved are the mechanism's own.
+const TagReserved = uint64(1) << 32
+
+const (
+	tagTimer        = TagReserved + 1
+	tagDetector     = TagReserved + 2
+	tagDetectorExit = TagReserved + 3
+	tagProc         = uint64(1) << 33 // | index in m.procs
+)
+
+// Wake says why Run or Poll returned.
+type Wake struct {
+	Timer   bool  // the timer fired (budget or Poll timeout elapsed)
+	Blocked bool  // the detector ran: the dispatched client blocked
+	CPU     int64 // CPU ns the dispatched client used during this Run
+	Late    int64 // ns from timer expiry to the coordinator running (if Timer)
+	Exited  *Proc // a child exited; call Reap for its exit code
+	N       int   // number of ready tagged fds
+	Tags    [16]uint64
+}
+
+// Mechanism owns the Linux objects of one simulation CPU: the coordinator
+// thread's priority, the wait set, the timer, the block detector and the
+// client processes. It makes no scheduling decision. Its methods must be
+// called from the goroutine (locked to its OS thread) that called New.
+type Mechanism struct {
+	conf   Conf
+	tid    int
+	others []int // the non-simulation online CPUs
+	lock   *linux.CPULock
+
+	ep    *linux.Epoll
+	timer *linux.Timer
+	clock linux.Clock
+	prio  linux.Prio
+	buf   [8]byte
+
+	det      *detector
+	procs    []*Proc
+	cur      *Proc
+	armed    bool
+	expiry   int64
+	spawnReq chan spawnReq
+	closed   bool
+}
+
+// Proc is a client process started by Spawn.
+type Proc struct {
+	Pid      int
+	Name     string
+	LogPath  string
+	ExitCode int // valid after Reap
+
+	idx      int
+	pidfd    int
+	clk      int32
+	clock    linux.Clock
+	tasks    *linux.TaskDir
+	tids     []int
+	cmd      *exec.Cmd
+	exited   bool // its pidfd reported the exit
+	reaped   bool
+	released bool // SCHED_OTHER (Release)
+}
+
+// CPU returns the process CPU clock (ns) read now; exact when read on the
+// simulation CPU while the client is not running; 0 once the process is
+// gone.
+func (p *Proc) CPU() int64 {
+	v, err := p.clock.Ns(p.clk)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// Tids returns the thread ids the mechanism knows for p (a copy).
+func (p *Proc) Tids() []int { return append([]int(nil), p.tids...) }
+
+// New must be called on a goroutine that has called runtime.LockOSThread and
+// will run the dispatch loop. It takes the CPU lock, moves every other
+// thread of this process off the simulation CPU, pins the calling thread to
+// it at SCHED_FIFO ℓ0, creates the epoll set, the timerfd and the block
+// detector process (ℓ2, pinned) and returns.
+func New(conf Conf) (m *Mechanism, err error) {
+	online, err := linux.OnlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	if conf.CPU < 0 && len(online) > 0 {
+		conf.CPU = online[len(online)-1]
+	}
+	if conf.Base == 0 {
+		conf.Base = 80
+	}
+	if conf.Base < 4 || conf.Base > 99 {
+		return nil, fmt.Errorf("mechanism: base priority %d out of range [4, 99]", conf.Base)
+	}
+	explicitLogDir := conf.LogDir != ""
+	if conf.LogDir == "" {
+		conf.LogDir = os.TempDir()
+	}
+	if conf.SelfExe == "" {
+		if conf.SelfExe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("mechanism: find the tcs binary: %w", err)
+		}
+	}
+	if conf.KillGrace == 0 {
+		conf.KillGrace = 2 * time.Second
+	}
+	if conf.DetectorLog == "" && explicitLogDir {
+		conf.DetectorLog = conf.LogDir + "/detector.log"
+	}
+	if err := linux.RequireCPUs(conf.CPU); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
+	if err := linux.CheckFIFO(conf.Base); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
+	m = &Mechanism{conf: conf, tid: unix.Gettid()}
+	for _, c := range online {
+		if c != conf.CPU {
+			m.others = append(m.others, c)
+		}
+	}
+	if m.lock, err = linux.LockCPU(conf.CPU, conf.LockTimeout); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	// A P must always be free when the dispatch thread returns from a
+	// syscall (notes/linux-limits.md, hazards 2 and 4).
+	runtime.GOMAXPROCS(max(4, len(online)))
+	if err = m.isolate(); err != nil {
+		return nil, err
+	}
+	if m.ep, err = linux.NewEpoll(); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
+	if m.timer, err = linux.NewTimer(); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
+	if err = m.ep.Add(m.timer.Fd(), tagTimer); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
+	m.spawnReq = make(chan spawnReq)
+	go spawner(m.spawnReq)
+	if m.det, err = m.startDetector(); err != nil {
+		return nil, fmt.Errorf("mechanism: start block detector: %w", err)
+	}
+	return m, nil
+}
+
+// isolate moves every thread of this process but the caller to the other
+// CPUs and pins the caller to the simulation CPU at ℓ0. Threads created
+// later are created by those threads (a locked thread creates through the
+// runtime's template thread), so they stay off the simulation CPU.
+func (m *Mechanism) isolate() error {
+	if err := linux.SetAffinity(0, m.others...); err != nil { // inherited by nothing, but keeps the caller off while we work
+		return fmt.Errorf("mechanism: move coordinator threads: %w", err)
+	}
+	tids, err := linux.Tasks(os.Getpid())
+	if err != nil {
+		return fmt.Errorf("mechanism: %w", err)
+	}
+	for _, tid := range tids {
+		if tid == m.tid {
+			continue
+		}
+		if err := linux.SetAffinity(tid, m.others...); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("mechanism: move runtime thread %d off CPU %d: %w", tid, m.conf.CPU, err)
+		}
+	}
+	if err := linux.SetFIFO(0, m.conf.Base); err != nil {
+		return fmt.Errorf("mechanism: coordinator thread to SCHED_FIFO %d: %w", m.conf.Base, err)
+	}
+	if err := linux.SetAffinity(0, m.conf.CPU); err != nil {
+		return fmt.Errorf("mechanism: pin coordinator thread to CPU %d: %w", m.conf.CPU, err)
+	}
+	return nil
+}
+
+// CPU returns the simulation CPU.
+func (m *Mechanism) CPU() int { return m.conf.CPU }
+
+// Base returns the base priority B.
+func (m *Mechanism) Base() int { return m.conf.Base }
+
+// AddFd registers fd (a native client's request pipe, a signalfd, an
+// eventfd) in the wait set under tag; tags ≥ TagReserved are refused.
+func (m *Mechanism) AddFd(fd int, tag uint64) error {
+	if tag >= TagReserved {
+		return fmt.Errorf("add fd %d: tag %#x is reserved (must be < 1<<32)", fd, tag)
+	}
+	return m.ep.Add(fd, tag)
+}
+
+// RemoveFd takes fd out of the wait set.
+func (m *Mechanism) RemoveFd(fd int) error { return m.ep.Del(fd) }
+
+// Run dispatches p: raise all its threads to ℓ1 (lower the previously
+// dispatched one to ℓ3), read its CPU clock, arm the timer for budget ns (0:
+// no timer), arm the detector, block in epoll_wait. It returns when anything
+// is ready. It does not allocate.
+func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
+	var w Wake
+	if p != m.cur {
+		if err := m.setLevel(p, m.conf.Base-1); err != nil {
+			return w, err
+		}
+		if m.cur != nil {
+			if err := m.setLevel(m.cur, m.conf.Base-3); err != nil {
+				return w, err
+			}
+		}
+		m.cur = p
+	}
+	start, _ := p.clock.Ns(p.clk)
+	if budget > 0 {
+		m.expiry = m.clock.Monotonic() + budget
+		if err := m.timer.ArmAt(m.expiry); err != nil {
+			return w, err
+		}
+		m.armed = true
+	} else if m.armed {
+		if err := m.disarm(); err != nil {
+			return w, err
+		}
+	}
+	gen := atomic.AddUint64(m.det.gen, 1)
+	err := m.wait(&w, -1, gen)
+	if end, cerr := p.clock.Ns(p.clk); cerr == nil {
+		w.CPU = end - start
+	}
+	return w, err
+}
+
+// Poll waits up to timeout ns (0: just look, <0: forever) on the same set
+// with no client raised (the last dispatched one is lowered to ℓ3). The
+// spinning detector keeps waiting clients from running meanwhile unless it
+// is parked.
+func (m *Mechanism) Poll(timeout int64) (Wake, error) {
+	var w Wake
+	if m.cur != nil {
+		if err := m.setLevel(m.cur, m.conf.Base-3); err != nil {
+			return w, err
+		}
+		m.cur = nil
+	}
+	ms := -1
+	switch {
+	case timeout == 0:
+		ms = 0
+		if m.armed {
+			if err := m.disarm(); err != nil {
+				return w, err
+			}
+		}
+	case timeout > 0:
+		m.expiry = m.clock.Monotonic() + timeout
+		if err := m.timer.ArmAt(m.expiry); err != nil {
+			return w, err
+		}
+		m.armed = true
+	default:
+		if m.armed {
+			if err := m.disarm(); err != nil {
+				return w, err
+			}
+		}
+	}
+	return w, m.wait(&w, ms, 0)
+}
+
+func (m *Mechanism) disarm() error {
+	m.armed = false
+	if err := m.timer.Disarm(); err != nil {
+		return err
+	}
+	_, err := m.timer.Expirations()
+	return err
+}
+
+// wait blocks in epoll_wait until something reportable is ready (or once,
+// when timeoutMs >= 0). gen is the detector generation armed for the
+// dispatched client (0: none).
+func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
+	for {
+		n, err := m.ep.Wait(timeoutMs)
+		if err != nil {
+			return err
+		}
+		now := m.clock.Monotonic()
+		any := false
+		for i := 0; i < n; i++ {
+			tag := m.ep.Tag(i)
+			switch {
+			case tag == tagTimer:
+				x, err := m.timer.Expirations()
+				if err != nil {
+					return err
+				}
+				if x > 0 {
+					w.Timer, w.Late, any = true, now-m.expiry, true
+					m.armed = false
+				}
+			case tag == tagDetector:
+				if _, _, err := linux.ReadU64(m.det.efd, &m.buf); err != nil {
+					return err
+				}
+				// A notification for an older generation (the client was
+				// preempted by the timer, then the detector ran while the
+				// coordinator was busy elsewhere) is stale: ignore it.
+				if gen != 0 && atomic.LoadUint64(m.det.ack) == gen {
+					w.Blocked, any = true, true
+				}
+			case tag == tagDetectorExit:
+				return ErrDetector
+			case tag&tagProc != 0:
+				idx := int(tag &^ tagProc)
+				if idx < len(m.procs) && m.procs[idx] != nil && !m.procs[idx].exited {
+					p := m.procs[idx]
+					p.exited = true
+					if err := m.ep.Del(p.pidfd); err != nil {
+						return err
+					}
+					if w.Exited == nil {
+						w.Exited, any = p, true
+					}
+				}
+			default:
+				if w.N < len(w.Tags) {
+					w.Tags[w.N] = tag
+					w.N++
+				}
+				any = true
+			}
+		}
+		if any || timeoutMs >= 0 {
+			return nil
+		}
+	}
+}
+
+// setLevel puts every thread of p at SCHED_FIFO prio, re-listing p's
+// threads when one is gone or the count changed (a thread created while p
+// was dispatched inherited ℓ1 and must come down with it).
+func (m *Mechanism) setLevel(p *Proc, prio int) error {
+	if p.exited || p.reaped {
+		return nil
+	}
+	for pass := 0; pass < 3; pass++ {
+		stale := false
+		for _, tid := range p.tids {
+			err := m.prio.SetPriority(tid, prio)
+			switch {
+			case err == nil:
+			case errors.Is(err, unix.ESRCH):
+				stale = true
+			case errors.Is(err, unix.EINVAL):
+				// Not a real-time thread (released, or it changed its own
+				// policy): put it back under control.
+				if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
+					return fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
+				}
+			default:
+				return fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
+			}
+		}
+		n, err := p.tasks.Count()
+		if err != nil {
+			return nil // gone: its exit will show on the pidfd
+		}
+		if !stale && n == len(p.tids) {
+			p.released = false
+			return nil
+		}
+		if p.tids, err = p.tasks.List(p.tids); err != nil {
+			return nil
+		}
+	}
+	p.released = false
+	return nil
+}
+
+// Reap collects the exit code of p after a Wake reported it exited (or
+// after Kill), blocking until it has exited.
+func (m *Mechanism) Reap(p *Proc) (code int, err error) {
+	if p.reaped {
+		return p.ExitCode, nil
+	}
+	code, _, err = linux.WaitPidfd(p.pidfd, true)
+	if err != nil {
+		return 0, fmt.Errorf("reap client %q (pid %d): %w", p.Name, p.Pid, err)
+	}
+	m.forget(p, code)
+	return code, nil
+}
+
+func (m *Mechanism) forget(p *Proc, code int) {
+	if !p.exited {
+		_ = m.ep.Del(p.pidfd)
+	}
+	p.exited, p.reaped, p.ExitCode = true, true, code
+	unix.Close(p.pidfd)
+	p.pidfd = -1
+	p.tasks.Close()
+	if p.cmd != nil && p.cmd.Process != nil {
+		p.cmd.Process.Release()
+	}
+	if m.cur == p {
+		m.cur = nil
+	}
+	m.procs[p.idx] = nil
+}
+
+// Kill sends SIGKILL to p's process group and raises p to ℓ1 so the kernel
+// can finish it (a gated process cannot even die). Reap it afterwards.
+func (m *Mechanism) Kill(p *Proc) error {
+	if p.reaped {
+		return nil
+	}
+	if err := linux.KillGroup(p.Pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("kill client %q: %w", p.Name, err)
+	}
+	for _, tid := range p.tids {
+		_ = linux.SetFIFO(tid, m.conf.Base-1)
+	}
+	return nil
+}
+
+// Release drops every thread of p to SCHED_OTHER (free mode, end of run).
+// A later Run puts it back under SCHED_FIFO.
+func (m *Mechanism) Release(p *Proc) error {
+	if p.reaped {
+		return nil
+	}
+	if tids, err := p.tasks.List(p.tids); err == nil {
+		p.tids = tids
+	}
+	for _, tid := range p.tids {
+		if err := linux.SetOther(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("release client %q thread %d: %w", p.Name, tid, err)
+		}
+	}
+	p.released = true
+	if m.cur == p {
+		m.cur = nil
+	}
+	return nil
+}
+
+// ParkDetector parks (true) or resumes (false) the block detector. Parked,
+// it costs no CPU and reports nothing, so waiting clients can run whenever
+// the coordinator waits: use it in free mode with Released clients.
+func (m *Mechanism) ParkDetector(park bool) error {
+	v := uint32(0)
+	if park {
+		v = 1
+	}
+	return linux.StoreWake(m.det.park, v)
+}
+
+// Close kills the detector, ends every remaining child (SIGTERM, then
+// SIGKILL after KillGrace), returns this thread to SCHED_OTHER on every
+// online CPU and frees the CPU lock.
+func (m *Mechanism) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	var errs []error
+	if m.det != nil {
+		errs = append(errs, m.det.stop())
+	}
+	var live []*Proc
+	for _, p := range m.procs {
+		if p == nil || p.reaped {
+			continue
+		}
+		live = append(live, p)
+		if err := m.Release(p); err != nil {
+			errs = append(errs, err)
+		}
+		_ = linux.KillGroup(p.Pid, unix.SIGTERM)
+	}
+	deadline := time.Now().Add(m.conf.KillGrace)
+	for len(live) > 0 {
+		rest := live[:0]
+		for _, p := range live {
+			if code, done, err := linux.WaitPidfd(p.pidfd, false); err != nil || done {
+				m.forget(p, code)
+				continue
+			}
+			rest = append(rest, p)
+		}
+		live = rest
+		if len(live) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, p := range live {
+				_ = linux.KillGroup(p.Pid, unix.SIGKILL)
+				code, _, _ := linux.WaitPidfd(p.pidfd, true)
+				m.forget(p, code)
+			}
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := linux.SetOther(0); err != nil {
+		errs = append(errs, fmt.Errorf("close: coordinator thread to SCHED_OTHER: %w", err))
+	}
+	all := append([]int{m.conf.CPU}, m.others...)
+	if err := linux.SetAffinity(0, all...); err != nil {
+		errs = append(errs, fmt.Errorf("close: unpin coordinator thread: %w", err))
+	}
+	if tids, err := linux.Tasks(os.Getpid()); err == nil {
+		for _, tid := range tids {
+			_ = linux.SetAffinity(tid, all...)
+		}
+	}
+	if m.spawnReq != nil {
+		close(m.spawnReq)
+	}
+	if m.timer != nil {
+		errs = append(errs, m.timer.Close())
+	}
+	if m.ep != nil {
+		errs = append(errs, m.ep.Close())
+	}
+	errs = append(errs, m.lock.Unlock())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,420 @@
+package driver
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+)
+
+// TestMain lets the test binary play `tcs`: the trampoline, the detector
+// and the helper processes some tests need.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "__spawn":
+			os.Exit(SpawnMain(os.Args[2:]))
+		case "__detector":
+			os.Exit(DetectorMain(os.Args[2:]))
+		}
+	}
+	switch os.Getenv("TCS_TEST_HELPER") {
+	case "":
+	case "mech":
+		os.Exit(helperMech())
+	case "threads":
+		os.Exit(helperThreads())
+	default:
+		fmt.Fprintln(os.Stderr, "unknown TCS_TEST_HELPER")
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
+
+func testConf(t testing.TB) Conf {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := os.TempDir()
+	if t != nil {
+		dir = t.TempDir()
+	}
+	return Conf{CPU: -1, SelfExe: exe, LogDir: dir, LockTimeout: 60 * time.Second, KillGrace: 500 * time.Millisecond}
+}
+
+// needRT skips the test when SCHED_FIFO or a second CPU is missing.
+func needRT(t *testing.T) {
+	t.Helper()
+	cpus, err := linux.OnlineCPUs()
+	if err != nil || len(cpus) < 2 {
+		t.Skipf("needs 2 online CPUs: %v %v", cpus, err)
+	}
+	if err := linux.CheckFIFO(80); err != nil {
+		t.Skipf("needs SCHED_FIFO: %v", err)
+	}
+}
+
+// newMech locks the test goroutine to its thread and creates a Mechanism;
+// the returned function closes it and checks nothing is left at RT
+// priority.
+func newMech(t *testing.T) (*Mechanism, func()) {
+	t.Helper()
+	needRT(t)
+	runtime.LockOSThread()
+	m, err := New(testConf(t))
+	if err != nil {
+		runtime.UnlockOSThread()
+		t.Fatal(err)
+	}
+	return m, func() {
+		if err := m.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if pol, _, err := linux.Policy(0); err != nil || pol != linux.SchedOther {
+			t.Errorf("coordinator thread policy %d after Close (%v)", pol, err)
+		}
+		runtime.UnlockOSThread()
+	}
+}
+
+func spawn(t *testing.T, m *Mechanism, name string, argv ...string) *Proc {
+	t.Helper()
+	p, err := m.Spawn(SpawnSpec{Name: name, Argv: argv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runUntil dispatches p until cond(wake) holds or the time is up.
+func runUntil(t *testing.T, m *Mechanism, p *Proc, budget int64, cond func(Wake) bool) Wake {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		w, err := m.Run(p, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(w) {
+			return w
+		}
+	}
+	t.Fatalf("client %q: condition not met after 5 s", p.Name)
+	return Wake{}
+}
+
+func TestSpawnedClientWaitsForDispatch(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	mark := filepath.Join(t.TempDir(), "ran")
+	p := spawn(t, m, "marker", "sh", "-c", "echo ran > "+mark+"; exec sleep 100")
+	c0 := p.CPU()
+	if _, err := m.Poll(int64(200 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("client ran before it was dispatched")
+	}
+	if c1 := p.CPU(); c1 != c0 {
+		t.Fatalf("client used %d ns before it was dispatched", c1-c0)
+	}
+	for _, tid := range p.tids {
+		pol, prio, err := linux.Policy(tid)
+		if err != nil || pol != linux.SchedFIFO || prio != m.Base()-3 {
+			t.Fatalf("waiting client thread %d: policy %d prio %d (%v), want FIFO %d", tid, pol, prio, err, m.Base()-3)
+		}
+	}
+	var cpu int64
+	runUntil(t, m, p, int64(50*time.Millisecond), func(w Wake) bool {
+		cpu += w.CPU
+		if w.Exited != nil {
+			t.Fatalf("client exited, see %s", p.LogPath)
+		}
+		_, err := os.Stat(mark)
+		return w.Blocked && err == nil && !strings.HasPrefix(commOf(p.Pid), "driver") // exec'd sleep
+	})
+	t.Logf("start-up of sh+sleep charged %v of CPU", time.Duration(cpu))
+	if tids, _ := linux.Tasks(p.Pid); len(tids) != 1 || tids[0] != p.Pid {
+		t.Errorf("threads after exec: %v", tids)
+	}
+}
+
+func commOf(pid int) string {
+	st, err := linux.ReadStat(pid, 0)
+	if err != nil {
+		return ""
+	}
+	return st.Comm
+}
+
+func TestLeakIsZero(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	a := spawn(t, m, "busyA", "sh", "-c", "while :; do :; done")
+	b := spawn(t, m, "busyB", "sh", "-c", "while :; do :; done")
+	procs := [2]*Proc{a, b}
+	const quanta = 400
+	var late []int64
+	var used [2]int64
+	for i := 0; i < quanta; i++ {
+		run, wait := procs[i%2], procs[1-i%2]
+		before := wait.CPU()
+		w, err := m.Run(run, int64(time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := wait.CPU(); after != before {
+			t.Fatalf("quantum %d: waiting client %q used %d ns while %q was dispatched", i, wait.Name, after-before, run.Name)
+		}
+		if w.Blocked || w.Exited != nil {
+			t.Fatalf("quantum %d: busy client %+v", i, w)
+		}
+		if w.Timer {
+			late = append(late, w.Late)
+		}
+		used[i%2] += w.CPU
+	}
+	// Both wait while the coordinator waits for something else.
+	ca, cb := a.CPU(), b.CPU()
+	if _, err := m.Poll(int64(20 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if a.CPU() != ca || b.CPU() != cb {
+		t.Fatalf("clients ran during Poll: %d, %d ns", a.CPU()-ca, b.CPU()-cb)
+	}
+	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+	t.Logf("%d quanta of 1 ms: CPU used %v / %v; late p50 %v p99 %v max %v; leak 0",
+		quanta, time.Duration(used[0]), time.Duration(used[1]),
+		time.Duration(late[len(late)/2]), time.Duration(late[len(late)*99/100]), time.Duration(late[len(late)-1]))
+	if used[0] < quanta/2*800_000 || used[1] < quanta/2*800_000 {
+		t.Errorf("clients used less than 80 %% of their quanta: %v %v", used[0], used[1])
+	}
+}
+
+func TestRunDoesNotAllocate(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	s := spawn(t, m, "sleeper", "sleep", "100")
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	runUntil(t, m, s, int64(50*time.Millisecond), func(w Wake) bool { return w.Blocked })
+	var err error
+	allocs := testing.AllocsPerRun(200, func() {
+		var w Wake
+		if w, err = m.Run(s, 0); err == nil && !w.Blocked {
+			err = fmt.Errorf("sleeper not blocked: %+v", w)
+		}
+		if err == nil {
+			w, err = m.Run(busy, int64(100*time.Microsecond))
+		}
+		if err == nil && !w.Timer {
+			err = fmt.Errorf("busy client not preempted: %+v", w)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocs != 0 {
+		t.Errorf("Run allocates %v times per two dispatches", allocs)
+	}
+}
+
+func TestExitIsReported(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p := spawn(t, m, "exit7", "sh", "-c", "exit 7")
+	w := runUntil(t, m, p, int64(50*time.Millisecond), func(w Wake) bool { return w.Exited != nil })
+	if w.Exited != p {
+		t.Fatalf("Exited = %v, want %v", w.Exited, p)
+	}
+	code, err := m.Reap(p)
+	if err != nil || code != 7 {
+		t.Fatalf("Reap = %d, %v; want 7", code, err)
+	}
+	bad := spawn(t, m, "missing", "/nonexistent/client")
+	runUntil(t, m, bad, int64(50*time.Millisecond), func(w Wake) bool { return w.Exited == bad })
+	if code, _ := m.Reap(bad); code != 127 {
+		t.Errorf("exec failure: exit code %d, want 127", code)
+	}
+	if b, _ := os.ReadFile(bad.LogPath); !strings.Contains(string(b), "/nonexistent/client") {
+		t.Errorf("log %s does not name the missing program: %q", bad.LogPath, b)
+	}
+}
+
+func TestKillGatedClient(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	if _, err := m.Run(p, int64(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Poll(0); err != nil { // p is now waiting at ℓ3
+		t.Fatal(err)
+	}
+	if err := m.Kill(p); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		w, err := m.Poll(int64(50 * time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Exited == p {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("killed client did not exit")
+		}
+	}
+	if code, err := m.Reap(p); err != nil || code != 128+int(unix.SIGKILL) {
+		t.Fatalf("Reap = %d, %v", code, err)
+	}
+}
+
+// helperThreads is a client that starts 4 more threads, then blocks.
+func helperThreads() int {
+	for i := 0; i < 4; i++ {
+		go func() {
+			runtime.LockOSThread()
+			select {}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	os.Stdout.WriteString("threads started\n")
+	select {}
+}
+
+func TestThreadsCreatedWhileDispatchedAreLowered(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p, err := m.Spawn(SpawnSpec{Name: "threads", Argv: []string{"tcs"}, Env: []string{"TCS_TEST_HELPER=threads"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := m.Run(p, int64(5*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p.LogPath); strings.Contains(string(b), "threads started") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("helper did not start its threads")
+		}
+	}
+	if _, err := m.Poll(0); err != nil {
+		t.Fatal(err)
+	}
+	tids, err := linux.Tasks(p.Pid)
+	if err != nil || len(tids) < 5 {
+		t.Fatalf("threads: %v %v", tids, err)
+	}
+	for _, tid := range tids {
+		pol, prio, err := linux.Policy(tid)
+		if err != nil || pol != linux.SchedFIFO || prio != m.Base()-3 {
+			t.Errorf("thread %d: policy %d prio %d (%v), want FIFO %d", tid, pol, prio, err, m.Base()-3)
+		}
+		if cpus, _ := linux.Affinity(tid); len(cpus) != 1 || cpus[0] != m.CPU() {
+			t.Errorf("thread %d on CPUs %v", tid, cpus)
+		}
+	}
+}
+
+// helperMech creates a Mechanism, spawns a client, prints the pids, and
+// waits to be killed.
+func helperMech() int {
+	runtime.LockOSThread()
+	m, err := New(testConf(nil))
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	p, err := m.Spawn(SpawnSpec{Name: "orphan", Argv: []string{"sh", "-c", "while :; do :; done"}})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	if _, err := m.Run(p, int64(time.Millisecond)); err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	fmt.Println("pids", p.Pid, m.det.cmd.Process.Pid)
+	for {
+		if _, err := m.Run(p, int64(time.Millisecond)); err != nil {
+			return 1
+		}
+	}
+}
+
+func TestSIGKILLLeavesNoChildren(t *testing.T) {
+	needRT(t)
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "TCS_TEST_HELPER=mech")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "pids ") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper: %q %v", line, err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(line)[1:] {
+		n, _ := strconv.Atoi(f)
+		pids = append(pids, n)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for {
+			st, err := linux.ReadStat(pid, 0)
+			if err != nil || st.State == 'Z' || st.State == 'X' {
+				break
+			}
+			if time.Now().After(deadline) {
+				unix.Kill(pid, unix.SIGKILL)
+				t.Fatalf("pid %d (%s) survived the coordinator's SIGKILL: state %c policy %d", pid, st.Comm, st.State, st.Policy)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func TestCPULockNamesHolder(t *testing.T) {
+	needRT(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	conf := testConf(t)
+	m, err := New(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	conf.LockTimeout = 50 * time.Millisecond
+	_, err = linux.LockCPU(m.CPU(), conf.LockTimeout)
+	if !errors.Is(err, linux.ErrCPUBusy) || !strings.Contains(err.Error(), "PID "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second lock: %v", err)
+	}
+}

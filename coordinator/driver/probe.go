@@ -1,0 +1,22 @@
+package driver
+
+import "github.com/tcs-robotics/tcs/coordinator/linux"
+
+// Runnable reports whether any thread of p is running or runnable (state R
+// in /proc/PID/task/TID/stat): a blocked client that woke up on its own, for
+// example when a wall-clock timeout expired. Used by the policy's probes.
+func (m *Mechanism) Runnable(p *Proc) bool {
+	if p.reaped || p.exited {
+		return false
+	}
+	if tids, err := p.tasks.List(p.tids); err == nil {
+		p.tids = tids
+	}
+	for _, tid := range p.tids {
+		st, err := linux.ReadStat(p.Pid, tid)
+		if err == nil && st.State == 'R' {
+			return true
+		}
+	}
+	return false
+}

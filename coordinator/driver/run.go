@@ -1,0 +1,839 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/coordinator"
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+	"github.com/tcs-robotics/tcs/coordinator/native"
+	"github.com/tcs-robotics/tcs/dynamics"
+	"github.com/tcs-robotics/tcs/report"
+)
+
+// RunConf configures one run of a scenario.
+type RunConf struct {
+	// Scenario is the validated scenario to run.
+	Scenario *config.Scenario
+	// OutDir receives summary.json and logs/ (created if missing).
+	OutDir string
+	// SelfExe is the tcs binary (clients' "tcs" argv[0], the trampoline and
+	// the detector). Default os.Executable().
+	SelfExe string
+	// Status receives the live status line (nil: none). When it is not a
+	// terminal the line is printed every StatusEvery instead of redrawn.
+	Status io.Writer
+	// StatusEvery is the status line's period; default 250 ms on a terminal,
+	// 5 s otherwise.
+	StatusEvery time.Duration
+	// Stop ends the run early when closed (SIGINT, SIGTERM); the summary is
+	// still written, with ended = "interrupted".
+	Stop <-chan struct{}
+	// Log receives the run's log lines. Default: discarded.
+	Log *zerolog.Logger
+	// LockTimeout is how long to wait for another run holding the
+	// simulation CPU; 0 fails at once naming the holder.
+	LockTimeout time.Duration
+	// Compensation overrides the scenario's timer error compensation when
+	// not nil.
+	Compensation *bool
+}
+
+const (
+	tagStop = uint64(1) << 31 // the stop eventfd; client request fds use their index
+	// maxSlots is the number of actuator commands the driver can hold for
+	// the policy (the policy's queue is smaller).
+	maxSlots = 512
+	// inboxDepth is how many messages per channel a native subscriber keeps.
+	inboxDepth = 16
+)
+
+type message struct {
+	stamp int64
+	n     int
+	vals  [native.MaxValues]float64
+}
+
+// inbox is one subscriber's ring of messages on one channel.
+type inbox struct {
+	ch   uint32
+	ring [inboxDepth]message
+	next int
+	full bool
+}
+
+type runClient struct {
+	conf   config.Client
+	robot  int
+	proc   *Proc
+	ep     *native.Endpoint
+	hello  bool
+	base   int64 // process CPU clock before its first dispatch
+	based  bool
+	ran    int64 // CPU measured across dispatches
+	last   int64 // free mode: CPU at the last usage report
+	final  int64 // process CPU clock at exit or at the end
+	period *report.PeriodStats
+	inbox  []inbox
+	exit   *int
+	signal int
+	gone   bool
+}
+
+// runner is the state of one run; its loop runs on the locked dispatch
+// thread and must not allocate.
+type runner struct {
+	rc      RunConf
+	sc      *config.Scenario
+	log     zerolog.Logger
+	pol     *coordinator.Policy
+	mech    *Mechanism
+	world   dynamics.World
+	clients []*runClient
+	stopFd  int
+	stopBuf [8]byte
+
+	obs  [][native.MaxValues]float64 // held sensor sample per body, at the last boundary
+	obsN []int
+	cmd  [maxSlots][native.MaxValues]float64
+	cmdN [maxSlots]int
+
+	drift     report.Quantiles
+	late      report.Quantiles
+	dynNs     int64
+	coordNs   int64
+	missesAll int64
+	ended     string
+	endClient int
+	wallStart int64
+	wallEnd   int64
+	deadline  int64
+	clk       linux.Clock
+
+	// published for the status goroutine
+	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
+}
+
+// recorder adapts the runner to coordinator.Recorder.
+type recorder struct{ r *runner }
+
+func (rec recorder) Activation(c int, begin, due int64) {
+	rc := rec.r.clients[c]
+	if p := rc.period.Period(); p > 0 {
+		rc.period.Activation(due/p, begin)
+	}
+}
+
+func (rec recorder) Miss(c int, due int64) { rec.r.missesAll++ }
+func (rec recorder) Drift(d int64)         { rec.r.drift.Add(d) }
+
+// Run runs a scenario to its end and returns its summary, which it also
+// writes to OutDir/summary.json. The error is non-nil when the run could not
+// start or the machinery failed; a client that crashes is not an error (the
+// summary says so).
+func Run(rc RunConf) (*report.Summary, error) {
+	if rc.Scenario == nil {
+		return nil, errors.New("run: no scenario")
+	}
+	sc := rc.Scenario
+	if rc.OutDir == "" {
+		rc.OutDir = filepath.Join("out", sc.Name)
+	}
+	if err := os.MkdirAll(filepath.Join(rc.OutDir, "logs"), 0o755); err != nil {
+		return nil, fmt.Errorf("run: create output folder: %w", err)
+	}
+	log := zerolog.Nop()
+	if rc.Log != nil {
+		log = *rc.Log
+	}
+	r := &runner{rc: rc, sc: sc, log: log, endClient: -1}
+	if err := r.prepare(); err != nil {
+		return nil, err
+	}
+
+	// The dispatch loop owns a locked OS thread for the whole run; the
+	// mechanism raises and pins exactly that thread.
+	type result struct {
+		s   *report.Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		// The thread ends with the goroutine: it was pinned and raised, and
+		// must not go back to Go's pool.
+		s, err := r.run()
+		done <- result{s, err}
+	}()
+	res := <-done
+	return res.s, res.err
+}
+
+// prepare builds the policy and the world: everything that can fail on bad
+// input fails here, before any process starts.
+func (r *runner) prepare() error {
+	sc := r.sc
+	mode := map[config.Mode]coordinator.Mode{
+		config.ModeConsistent: coordinator.Consistent,
+		config.ModeLockstep:   coordinator.Lockstep,
+		config.ModeFree:       coordinator.Free,
+	}[sc.Mode]
+	comp := sc.Compensation
+	if r.rc.Compensation != nil {
+		comp = *r.rc.Compensation
+	}
+	pc := coordinator.Conf{
+		Mode:           mode,
+		Quantum:        sc.Quantum.Nanoseconds(),
+		Step:           sc.Dynamics.Step.Nanoseconds(),
+		Duration:       sc.Duration.Nanoseconds(),
+		Robots:         len(sc.Robots),
+		Compensation:   comp,
+		RTF:            sc.Free.RTF,
+		ContinueOnExit: sc.OnExit == config.OnExitContinue,
+	}
+	if sc.Actuation == config.ActuationHold {
+		pc.Actuation = coordinator.Hold
+	}
+	for j, rb := range sc.Robots {
+		for _, c := range rb.Clients {
+			cc := coordinator.ClientConf{
+				Name: c.Name, Robot: j, Priority: c.Priority, Period: c.Period.Nanoseconds(),
+				CPUScale: c.CPUScale, Class: coordinator.Periodic,
+			}
+			if c.Class == config.ClassBestEffort {
+				cc.Class = coordinator.BestEffort
+			}
+			if c.API == config.APIPlain {
+				cc.API = coordinator.Plain
+			}
+			pc.Clients = append(pc.Clients, cc)
+			rcl := &runClient{conf: c, robot: j, period: report.NewPeriodStats(c.Period.Nanoseconds())}
+			for _, ch := range c.Subscribes {
+				rcl.inbox = append(rcl.inbox, inbox{ch: uint32(ch)})
+			}
+			r.clients = append(r.clients, rcl)
+		}
+	}
+	pol, err := coordinator.New(pc, recorder{r})
+	if err != nil {
+		return fmt.Errorf("%s: %w", sc.File, err)
+	}
+	r.pol = pol
+	world, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
+	if err != nil {
+		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
+	}
+	r.world = world
+	r.obs = make([][native.MaxValues]float64, world.Bodies())
+	r.obsN = make([]int, world.Bodies())
+	for b := range r.obs {
+		r.obsN[b] = world.Observe(b, r.obs[b][:])
+	}
+	return nil
+}
+
+// run starts the machinery and the clients, runs the loop and cleans up. It
+// runs on the locked dispatch thread.
+func (r *runner) run() (sum *report.Summary, err error) {
+	sc := r.sc
+	mech, err := New(Conf{
+		CPU: sc.CPU, Base: sc.BasePriority, LogDir: filepath.Join(r.rc.OutDir, "logs"),
+		SelfExe: r.rc.SelfExe, LockTimeout: r.rc.LockTimeout,
+		DetectorLog: filepath.Join(r.rc.OutDir, "logs", "detector.log"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the coordinator: %w", err)
+	}
+	r.mech = mech
+	defer func() {
+		if cerr := mech.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("stop the coordinator: %w", cerr)
+		}
+	}()
+	r.stopFd, err = linux.Eventfd(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.NewFile(uintptr(r.stopFd), "stop").Close() }()
+	if err := mech.AddFd(r.stopFd, tagStop); err != nil {
+		return nil, err
+	}
+	if err := r.spawnAll(); err != nil {
+		return nil, err
+	}
+	if r.sc.Mode == config.ModeFree {
+		if err := r.freeSetup(); err != nil {
+			return nil, err
+		}
+	}
+
+	stopWatch := make(chan struct{})
+	var wg sync.WaitGroup
+	if r.rc.Stop != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-r.rc.Stop:
+				var b [8]byte
+				_ = linux.WriteU64(r.stopFd, &b, 1)
+			case <-stopWatch:
+			}
+		}()
+	}
+	if r.rc.Status != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.status(stopWatch) }()
+	}
+
+	// Garbage collection would stop the dispatch thread; the loop does not
+	// allocate, so collect rarely during the run.
+	old := debug.SetGCPercent(800)
+	defer debug.SetGCPercent(old)
+
+	r.wallStart = r.clk.Monotonic()
+	limit := sc.EffectiveWallLimit().Nanoseconds()
+	r.deadline = r.wallStart + limit
+	c0, _ := r.clk.Ns(threadCPUClock)
+	loopErr := r.loop()
+	c1, _ := r.clk.Ns(threadCPUClock)
+	r.wallEnd = r.clk.Monotonic()
+	r.coordNs = c1 - c0 - r.dynNs
+
+	// Final CPU of every live client, before the mechanism ends them.
+	for _, c := range r.clients {
+		if c.exit == nil && c.proc != nil {
+			c.final = c.proc.CPU()
+		}
+	}
+	close(stopWatch)
+	wg.Wait()
+	if r.rc.Status != nil {
+		fmt.Fprintln(r.rc.Status)
+	}
+	sum = r.summary()
+	if werr := sum.WriteJSON(filepath.Join(r.rc.OutDir, "summary.json")); werr != nil && loopErr == nil {
+		loopErr = werr
+	}
+	return sum, loopErr
+}
+
+// threadCPUClock is CLOCK_THREAD_CPUTIME_ID.
+const threadCPUClock = 3
+
+func (r *runner) spawnAll() error {
+	for i, c := range r.clients {
+		env := make([]string, 0, len(c.conf.Env)+2)
+		for k, v := range c.conf.Env {
+			env = append(env, k+"="+v)
+		}
+		spec := SpawnSpec{Name: c.conf.Name, Argv: c.conf.Cmd, Dir: c.conf.Dir, LogPath: r.logPath(c)}
+		var childFiles []*os.File
+		if c.conf.API == config.APINative {
+			ep, files, err := native.NewEndpoint()
+			if err != nil {
+				return fmt.Errorf("client %q: %w", c.conf.Name, err)
+			}
+			c.ep = ep
+			childFiles = files
+			spec.Files = files
+			env = append(env, native.Env(3))
+		}
+		spec.Env = env
+		p, err := r.mech.Spawn(spec)
+		for _, f := range childFiles {
+			_ = f.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("start client %q (%s): %w", c.conf.Name, strings.Join(c.conf.Cmd, " "), err)
+		}
+		c.proc = p
+		if c.ep != nil {
+			if err := r.mech.AddFd(c.ep.RequestFd(), uint64(i)); err != nil {
+				return fmt.Errorf("client %q: %w", c.conf.Name, err)
+			}
+		}
+		r.log.Info().Str("client", c.conf.Name).Int("pid", p.Pid).Str("log", p.LogPath).Msg("started")
+	}
+	return nil
+}
+
+func (r *runner) logPath(c *runClient) string {
+	if c.conf.Log == "" {
+		return filepath.Join(r.rc.OutDir, "logs", c.conf.Name+".log")
+	}
+	if filepath.IsAbs(c.conf.Log) {
+		return c.conf.Log
+	}
+	return filepath.Join(r.rc.OutDir, c.conf.Log)
+}
+
+// freeSetup lets every client run ungated: SCHED_OTHER on the simulation
+// CPU, detector parked.
+func (r *runner) freeSetup() error {
+	if err := r.mech.ParkDetector(true); err != nil {
+		return err
+	}
+	for _, c := range r.clients {
+		c.base, c.based = c.proc.CPU(), true
+		c.last = c.base
+		if err := r.mech.Release(c.proc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loop is the dispatch loop. It must not allocate.
+func (r *runner) loop() error {
+	for {
+		now := r.clk.Monotonic()
+		if now > r.deadline {
+			r.ended = report.EndWallLimit
+			return nil
+		}
+		a := r.pol.Next(now)
+		switch a.Kind {
+		case coordinator.KindDispatch:
+			if err := r.dispatch(a); err != nil {
+				return err
+			}
+		case coordinator.KindStep:
+			r.step(a)
+		case coordinator.KindApply:
+			r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
+		case coordinator.KindRelease:
+			r.release(a)
+		case coordinator.KindProbe:
+			r.probe()
+		case coordinator.KindWait:
+			if err := r.wait(a.Until - now); err != nil {
+				return err
+			}
+		case coordinator.KindFinish:
+			switch a.End {
+			case coordinator.EndCompleted:
+				r.ended = report.EndCompleted
+			default:
+				r.endClient = a.Client
+			}
+			return nil
+		}
+		if r.ended != "" {
+			return nil
+		}
+	}
+}
+
+func (r *runner) dispatch(a coordinator.Action) error {
+	c := r.clients[a.Client]
+	if !c.based {
+		c.base, c.based = c.proc.CPU(), true
+	}
+	w, err := r.mech.Run(c.proc, a.Arm)
+	if err != nil {
+		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
+	}
+	c.ran += w.CPU
+	if w.Timer {
+		r.late.Add(w.Late)
+	}
+	why := coordinator.Interrupted
+	req := false
+	for k := 0; k < w.N; k++ {
+		if w.Tags[k] == uint64(a.Client) {
+			req = true
+		} else {
+			r.tag(w.Tags[k])
+		}
+	}
+	switch {
+	case req:
+		why = coordinator.Request
+	case w.Blocked:
+		why = coordinator.Blocked
+	case w.Timer:
+		why = coordinator.Preempted
+	}
+	r.pol.Ran(a.Client, w.CPU, why)
+	r.pubDispatches.Store(r.pol.Dispatches())
+	if req {
+		r.serve(a.Client)
+	}
+	if w.Exited != nil {
+		r.exited(w.Exited)
+	}
+	return nil
+}
+
+// tag handles a ready fd other than the dispatched client's requests.
+func (r *runner) tag(t uint64) {
+	switch {
+	case t == tagStop:
+		r.ended = report.EndInterrupted
+	case t < uint64(len(r.clients)):
+		// A request from a client that is not dispatched: only possible in
+		// free mode, where every client runs.
+		r.serve(int(t))
+	}
+}
+
+func (r *runner) step(a coordinator.Action) {
+	t0 := r.clk.Monotonic()
+	h := a.To - r.world.Now()
+	step := r.sc.Dynamics.Step.Nanoseconds()
+	for h > 0 {
+		s := min(h, step)
+		r.world.Step(s)
+		h -= s
+	}
+	if a.Boundary {
+		for b := range r.obs {
+			r.obsN[b] = r.world.Observe(b, r.obs[b][:])
+		}
+	}
+	r.dynNs += r.clk.Monotonic() - t0
+	r.pubT.Store(a.To)
+	r.pubDrift.Store(r.pol.Drift())
+	r.pubMisses.Store(r.missesAll)
+}
+
+func (r *runner) release(a coordinator.Action) {
+	c := r.clients[a.Client]
+	op := native.OpIdle
+	if a.Wait == coordinator.WaitSample {
+		op = native.OpRead
+		r.fillObs(c)
+	}
+	r.reply(a.Client, native.Reply{Op: op, Now: a.Now})
+}
+
+func (r *runner) fillObs(c *runClient) {
+	shm := c.ep.Shm()
+	b := c.robot
+	if b >= len(r.obs) {
+		shm.ObsLen = 0
+		return
+	}
+	n := r.obsN[b]
+	copy(shm.Obs[:n], r.obs[b][:n])
+	shm.ObsLen = uint32(n)
+}
+
+func (r *runner) reply(i int, rep native.Reply) {
+	c := r.clients[i]
+	if c.ep == nil || c.gone {
+		return
+	}
+	if err := c.ep.Reply(rep); err != nil {
+		// The client stopped reading replies or is gone: it cannot be
+		// served any more. Its exit, if any, arrives through its pidfd.
+		c.gone = true
+		r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("reply failed; ending the client")
+		_ = r.mech.Kill(c.proc)
+	}
+}
+
+// serve handles one native request from client i.
+func (r *runner) serve(i int) {
+	c := r.clients[i]
+	if c.ep == nil || c.gone {
+		return
+	}
+	req, ok, err := c.ep.ReadRequest()
+	if err != nil {
+		if !native.ClientGone(err) {
+			r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("bad request")
+		}
+		c.gone = true
+		_ = r.mech.RemoveFd(c.ep.RequestFd())
+		return
+	}
+	if !ok {
+		return
+	}
+	now := r.pol.Progress(i)
+	if !c.hello && req.Op != native.OpHello {
+		r.reply(i, native.Reply{Op: req.Op, Status: native.StatusNotHello, Now: now})
+		return
+	}
+	switch req.Op {
+	case native.OpHello:
+		if req.Arg != native.Version {
+			r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadVersion, Now: now})
+			return
+		}
+		c.hello = true
+		c.ep.Shm().Period = c.conf.Period.Nanoseconds()
+		r.reply(i, native.Reply{Op: req.Op, Now: now})
+	case native.OpRead:
+		if r.pol.Read(i) {
+			r.fillObs(c)
+			r.reply(i, native.Reply{Op: req.Op, Now: now})
+		}
+	case native.OpWrite:
+		n := req.Arg
+		if n < 0 || n > native.MaxValues {
+			r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadRequest, Now: now})
+			return
+		}
+		shm := c.ep.Shm()
+		if req.Ch == 0 {
+			slot := r.pol.Actuate(i)
+			copy(r.cmd[slot][:n], shm.Out[:n])
+			r.cmdN[slot] = int(n)
+		} else {
+			r.deliver(req.Ch, now, shm.Out[:n])
+			r.pol.Wrote(i)
+		}
+		r.reply(i, native.Reply{Op: req.Op, Now: now})
+	case native.OpIdle:
+		r.pol.Idle(i, req.Arg)
+	case native.OpRecv:
+		st, stamp := r.recv(c, req.Ch, now)
+		r.reply(i, native.Reply{Op: req.Op, Status: st, Now: stamp})
+	default:
+		r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadRequest, Now: now})
+	}
+}
+
+// deliver puts a message stamped stamp on channel ch into every
+// subscriber's inbox; a subscriber sees it once its progress reaches stamp.
+func (r *runner) deliver(ch uint32, stamp int64, vals []float64) {
+	for _, c := range r.clients {
+		for k := range c.inbox {
+			in := &c.inbox[k]
+			if in.ch != ch {
+				continue
+			}
+			m := &in.ring[in.next]
+			m.stamp, m.n = stamp, copy(m.vals[:], vals)
+			in.next = (in.next + 1) % inboxDepth
+			if in.next == 0 {
+				in.full = true
+			}
+		}
+	}
+}
+
+// recv copies the newest message on ch whose stamp the client's progress
+// has reached into its shared memory.
+func (r *runner) recv(c *runClient, ch uint32, now int64) (status uint32, stamp int64) {
+	for k := range c.inbox {
+		in := &c.inbox[k]
+		if in.ch != ch {
+			continue
+		}
+		var best *message
+		for j := range in.ring {
+			m := &in.ring[j]
+			if m.n == 0 && m.stamp == 0 {
+				continue
+			}
+			if m.stamp <= now && (best == nil || m.stamp > best.stamp) {
+				best = m
+			}
+		}
+		if best == nil {
+			return 0, 0
+		}
+		copy(c.ep.Shm().In[:best.n], best.vals[:best.n])
+		return uint32(best.n), best.stamp
+	}
+	return native.StatusBadRequest, 0
+}
+
+// probe looks at the threads of every blocked plain client: one that is
+// running or runnable woke on its own and is reported to the policy.
+func (r *runner) probe() {
+	for i, c := range r.clients {
+		if !r.pol.Blocked(i) || c.proc == nil {
+			continue
+		}
+		if r.mech.Runnable(c.proc) {
+			r.pol.Woke(i)
+		}
+	}
+	r.pol.Probed()
+}
+
+// wait lets the clients run (free mode) until timeout ns have passed or
+// something needs the coordinator.
+func (r *runner) wait(timeout int64) error {
+	w, err := r.mech.Poll(max(timeout, 1))
+	if err != nil {
+		return fmt.Errorf("wait: %w", err)
+	}
+	for k := 0; k < w.N; k++ {
+		r.tag(w.Tags[k])
+	}
+	if w.Exited != nil {
+		r.exited(w.Exited)
+	}
+	for i, c := range r.clients {
+		if c.exit != nil {
+			continue
+		}
+		cpu := c.proc.CPU()
+		r.pol.Usage(i, cpu-c.last)
+		c.ran += cpu - c.last
+		c.last = cpu
+	}
+	return nil
+}
+
+func (r *runner) exited(p *Proc) {
+	for i, c := range r.clients {
+		if c.proc != p || c.exit != nil {
+			continue
+		}
+		c.final = p.CPU()
+		code, err := r.mech.Reap(p)
+		if err != nil {
+			r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("reap")
+		}
+		c.exit = report.ExitCode(code)
+		if c.ep != nil {
+			_ = r.mech.RemoveFd(c.ep.RequestFd())
+		}
+		r.log.Warn().Str("client", c.conf.Name).Int("code", code).Str("log", p.LogPath).Msg("client exited")
+		r.pol.Exited(i, code)
+	}
+}
+
+// status prints the live status line until stop is closed.
+func (r *runner) status(stop <-chan struct{}) {
+	every := r.rc.StatusEvery
+	tty := isTerminal(r.rc.Status)
+	if every == 0 {
+		every = 5 * time.Second
+		if tty {
+			every = 250 * time.Millisecond
+		}
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	buf := make([]byte, 0, 128)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		wall := float64(linux.MonotonicNs()-r.wallStart) / 1e9
+		t := r.pubT.Load()
+		st := report.Status{Virtual: t, Goal: r.sc.Duration.Nanoseconds(), Drift: r.pubDrift.Load(),
+			Misses: r.pubMisses.Load(), Dispatches: r.pubDispatches.Load()}
+		if wall > 0 {
+			st.RTF = float64(t) / 1e9 / wall
+		}
+		buf = buf[:0]
+		if tty {
+			buf = append(buf, '\r')
+		}
+		buf = report.AppendStatus(buf, st)
+		if !tty {
+			buf = append(buf, '\n')
+		}
+		_, _ = r.rc.Status.Write(buf)
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// summary builds the run's summary (DESIGN §6).
+func (r *runner) summary() *report.Summary {
+	sc := r.sc
+	s := &report.Summary{
+		Scenario:      sc.Name,
+		Mode:          sc.Mode.String(),
+		Ended:         r.ended,
+		QuantumS:      report.Seconds(sc.Quantum.Nanoseconds()),
+		VirtualS:      report.Seconds(r.pol.Now()),
+		WallS:         report.Seconds(r.wallEnd - r.wallStart),
+		DriftMaxS:     report.Seconds(r.drift.Max()),
+		DriftP99S:     report.Seconds(r.drift.Quantile(0.99)),
+		DriftFinalS:   report.Seconds(r.pol.Drift()),
+		Dispatches:    r.pol.Dispatches(),
+		DynamicsSteps: r.pol.Steps(),
+	}
+	if s.WallS > 0 {
+		s.RTF = s.VirtualS / s.WallS
+	}
+	if r.late.Count() > 0 {
+		s.LateTakebackP50S = report.Seconds(r.late.Quantile(0.5))
+		s.LateTakebackP99S = report.Seconds(r.late.Quantile(0.99))
+		s.LateTakebackMaxS = report.Seconds(r.late.Max())
+	}
+	var clientsNs, leak, activations int64
+	for j, rb := range sc.Robots {
+		names := make([]string, 0, len(rb.Clients))
+		for _, c := range rb.Clients {
+			names = append(names, c.Name)
+		}
+		s.Robots = append(s.Robots, report.RobotSummary{Name: sc.Robots[j].Name, Clients: names})
+	}
+	for i, c := range r.clients {
+		st := r.pol.Stats(i)
+		cs := report.ClientSummary{
+			Name: c.conf.Name, Robot: sc.Robots[c.robot].Name, Class: c.conf.Class.String(),
+			PeriodS: report.Seconds(c.conf.Period.Nanoseconds()), CPUS: report.Seconds(c.ran),
+			ProgressS: report.Seconds(st.Progress), Activations: st.Activations,
+			DeadlineMisses: st.Misses, ExitCode: c.exit, Log: r.logPath(c),
+		}
+		c.period.Fill(&cs)
+		cs.Activations, cs.DeadlineMisses = st.Activations, st.Misses
+		s.Clients = append(s.Clients, cs)
+		clientsNs += c.ran
+		activations += st.Activations
+		if c.based && c.final > 0 {
+			if l := (c.final - c.base) - c.ran; l > 0 {
+				leak += l
+			}
+		}
+	}
+	if r.ended == "" {
+		switch {
+		case r.endClient >= 0:
+			c := r.clients[r.endClient]
+			code := 0
+			if c.exit != nil {
+				code = *c.exit
+			}
+			s.Ended = report.EndClientExited(c.conf.Name, code)
+		default:
+			s.Ended = "every client exited"
+		}
+	}
+	s.LeakS = report.Seconds(leak)
+	s.Overhead = report.Overhead{
+		CoordinatorS: report.Seconds(max(r.coordNs, 0)),
+		ClientsS:     report.Seconds(clientsNs),
+		DynamicsS:    report.Seconds(r.dynNs),
+	}
+	s.Overhead.SetFraction()
+	if activations > 0 {
+		s.CoordinatorPerActivationUS = float64(r.coordNs) / 1e3 / float64(activations)
+	}
+	return s
+}

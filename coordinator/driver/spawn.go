@@ -1,0 +1,221 @@
+package driver
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+)
+
+// The trampoline and the detector want their main goroutine on the main
+// thread (tid == pid), which only an init function can guarantee without
+// the help of cmd/tcs.
+func init() {
+	if len(os.Args) > 1 && (os.Args[1] == "__spawn" || os.Args[1] == "__detector") {
+		runtime.LockOSThread()
+	}
+}
+
+// SpawnSpec describes a client to start.
+type SpawnSpec struct {
+	Name    string
+	Argv    []string   // argv[0] "tcs" means this binary (Conf.SelfExe)
+	Env     []string   // appended to os.Environ()
+	Dir     string     // working directory; default the coordinator's
+	LogPath string     // stdout+stderr, created/truncated; default LogDir/Name.log
+	Files   []*os.File // become fd 3, 4, ... in the child
+}
+
+type spawnReq struct {
+	cmd   *exec.Cmd
+	reply chan error
+}
+
+// spawner starts processes from one OS thread that never exits while the
+// mechanism lives: PR_SET_PDEATHSIG fires when the *thread* that forked a
+// child exits, not the process.
+func spawner(reqs chan spawnReq) {
+	runtime.LockOSThread()
+	for r := range reqs {
+		r.reply <- r.cmd.Start()
+	}
+	// Returning while locked ends this thread; by now Close has ended every
+	// child.
+}
+
+func (m *Mechanism) start(cmd *exec.Cmd) error {
+	reply := make(chan error, 1)
+	m.spawnReq <- spawnReq{cmd: cmd, reply: reply}
+	return <-reply
+}
+
+// Spawn starts a client through the trampoline (`tcs __spawn`): own process
+// group, PR_SET_PDEATHSIG=SIGKILL, SCHED_FIFO ℓ3 and affinity to the
+// simulation CPU set before exec, so it cannot run before it is dispatched.
+// Its pidfd is in the wait set. The first dispatch of a client also runs
+// the end of the trampoline (its exec of the client), which is charged to
+// the client.
+func (m *Mechanism) Spawn(s SpawnSpec) (p *Proc, err error) {
+	if len(s.Argv) == 0 {
+		return nil, fmt.Errorf("spawn client %q: empty argv", s.Name)
+	}
+	argv := append([]string(nil), s.Argv...)
+	if argv[0] == "tcs" {
+		argv[0] = m.conf.SelfExe
+	}
+	if s.LogPath == "" {
+		s.LogPath = filepath.Join(m.conf.LogDir, s.Name+".log")
+	}
+	log, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("spawn client %q: log: %w", s.Name, err)
+	}
+	defer log.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("spawn client %q: pipe: %w", s.Name, err)
+	}
+	defer readyR.Close()
+	readyFd := 3 + len(s.Files)
+	args := []string{"__spawn", "--cpu", strconv.Itoa(m.conf.CPU), "--prio", strconv.Itoa(m.conf.Base - 3),
+		"--ready-fd", strconv.Itoa(readyFd), "--"}
+	cmd := exec.Command(m.conf.SelfExe, append(args, argv...)...)
+	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.ExtraFiles = append(append([]*os.File(nil), s.Files...), readyW)
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true, Pdeathsig: unix.SIGKILL}
+	err = m.start(cmd)
+	readyW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("spawn client %q: exec %s __spawn: %w", s.Name, m.conf.SelfExe, err)
+	}
+	p = &Proc{Pid: cmd.Process.Pid, Name: s.Name, LogPath: s.LogPath, cmd: cmd, pidfd: -1, clk: linux.ProcessCPUClock(cmd.Process.Pid)}
+	defer func() {
+		if err != nil {
+			_ = linux.KillGroup(p.Pid, unix.SIGKILL)
+			_ = cmd.Wait()
+			if p.pidfd >= 0 {
+				unix.Close(p.pidfd)
+			}
+			if p.tasks != nil {
+				p.tasks.Close()
+			}
+		}
+	}()
+	if p.pidfd, err = linux.PidfdOpen(p.Pid); err != nil {
+		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
+	}
+	if p.tasks, err = linux.OpenTaskDir(p.Pid); err != nil {
+		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
+	}
+	// The trampoline reports its thread id once it is at ℓ3, just before it
+	// moves itself onto the simulation CPU.
+	var b [8]byte
+	_ = readyR.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err = io.ReadFull(readyR, b[:]); err != nil {
+		return nil, fmt.Errorf("spawn client %q: trampoline did not start (see %s): %w", s.Name, s.LogPath, err)
+	}
+	tid := int(binary.LittleEndian.Uint64(b[:]))
+	if err = waitGated(p.Pid, tid, m.conf.CPU); err != nil {
+		return nil, fmt.Errorf("spawn client %q: %w (see %s)", s.Name, err, s.LogPath)
+	}
+	p.tids = make([]int, 1, 64)
+	p.tids[0] = tid
+	p.idx = len(m.procs)
+	for i, q := range m.procs {
+		if q == nil {
+			p.idx = i
+			break
+		}
+	}
+	if err = m.ep.Add(p.pidfd, tagProc|uint64(p.idx)); err != nil {
+		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
+	}
+	if p.idx == len(m.procs) {
+		m.procs = append(m.procs, p)
+	} else {
+		m.procs[p.idx] = p
+	}
+	return p, nil
+}
+
+// waitGated waits until thread tid of pid sits on cpu at SCHED_FIFO.
+func waitGated(pid, tid, cpu int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := linux.ReadStat(pid, tid)
+		if err != nil {
+			return fmt.Errorf("trampoline exited early: %w", err)
+		}
+		if st.Processor == cpu && st.Policy == linux.SchedFIFO {
+			return nil
+		}
+		if st.State == 'Z' || st.State == 'X' {
+			return errors.New("trampoline exited early")
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("trampoline thread %d not on CPU %d after 5 s (state %c, CPU %d)", tid, cpu, st.State, st.Processor)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// SpawnMain is `tcs __spawn --cpu N --prio P --ready-fd F -- argv...`, the
+// trampoline every client starts through. It sets its thread to SCHED_FIFO
+// P, writes its thread id to fd F, moves itself to CPU N (where it waits
+// until dispatched) and execs argv. It returns only on error.
+func SpawnMain(args []string) int {
+	runtime.LockOSThread()
+	fs := flag.NewFlagSet("__spawn", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cpu := fs.Int("cpu", -1, "simulation CPU")
+	prio := fs.Int("prio", 0, "SCHED_FIFO priority")
+	readyFd := fs.Int("ready-fd", -1, "fd to report the thread id on")
+	if err := fs.Parse(args); err != nil || *cpu < 0 || *prio <= 0 || fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "tcs __spawn: usage: --cpu N --prio P [--ready-fd F] -- CMD [ARGS...] (started by the coordinator)")
+		return 2
+	}
+	argv := fs.Args()
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "tcs __spawn %s: %v\n", argv[0], err)
+		return 127
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fail(err)
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return fail(err)
+	}
+	env := os.Environ()
+	if err := linux.SetFIFO(0, *prio); err != nil {
+		return fail(err)
+	}
+	if *readyFd >= 0 {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(unix.Gettid()))
+		if _, err := unix.Write(*readyFd, b[:]); err != nil {
+			return fail(os.NewSyscallError("write", err))
+		}
+		unix.Close(*readyFd)
+	}
+	// From here on this thread runs only when dispatched.
+	if err := linux.SetAffinity(0, *cpu); err != nil {
+		return fail(err)
+	}
+	err = syscall.Exec(path, argv, env)
+	return fail(fmt.Errorf("execve %s: %w", path, err))
+}

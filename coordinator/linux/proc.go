@@ -1,0 +1,116 @@
+package linux
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+)
+
+// Stat is the part of a /proc/PID/stat (or /proc/PID/task/TID/stat) line
+// that tcs uses.
+type Stat struct {
+	Pid        int
+	Comm       string
+	State      byte // R, S, D, T, t, Z, X, I, ...
+	PPid       int
+	PGrp       int
+	Utime      uint64 // clock ticks
+	Stime      uint64 // clock ticks
+	NumThreads int
+	Processor  int // CPU last run on
+	RTPriority int
+	Policy     int
+}
+
+// ParseStat parses one /proc/PID/stat line. The command name may hold spaces
+// and parentheses: it runs from the first '(' to the last ')'.
+func ParseStat(line []byte) (Stat, error) {
+	var st Stat
+	open := bytes.IndexByte(line, '(')
+	closing := bytes.LastIndexByte(line, ')')
+	if open < 1 || closing < open {
+		return st, fmt.Errorf("parse stat line %q: no (comm)", clip(line))
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(line[:open])))
+	if err != nil {
+		return st, fmt.Errorf("parse stat line %q: pid: %w", clip(line), err)
+	}
+	st.Pid = pid
+	st.Comm = string(line[open+1 : closing])
+	fields := bytes.Fields(line[closing+1:])
+	// fields[0] is field 3 of proc(5) (state); field k is fields[k-3].
+	const need = 41 - 3 + 1
+	if len(fields) < need {
+		return st, fmt.Errorf("parse stat line %q: %d fields after comm, want >= %d", clip(line), len(fields), need)
+	}
+	if len(fields[0]) != 1 {
+		return st, fmt.Errorf("parse stat line %q: state %q", clip(line), fields[0])
+	}
+	st.State = fields[0][0]
+	ints := []struct {
+		field int
+		dst   *int
+	}{{4, &st.PPid}, {5, &st.PGrp}, {20, &st.NumThreads}, {39, &st.Processor}, {40, &st.RTPriority}, {41, &st.Policy}}
+	for _, f := range ints {
+		v, err := strconv.Atoi(string(fields[f.field-3]))
+		if err != nil {
+			return st, fmt.Errorf("parse stat line %q: field %d: %w", clip(line), f.field, err)
+		}
+		*f.dst = v
+	}
+	for _, f := range []struct {
+		field int
+		dst   *uint64
+	}{{14, &st.Utime}, {15, &st.Stime}} {
+		v, err := strconv.ParseUint(string(fields[f.field-3]), 10, 64)
+		if err != nil {
+			return st, fmt.Errorf("parse stat line %q: field %d: %w", clip(line), f.field, err)
+		}
+		*f.dst = v
+	}
+	return st, nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
+}
+
+// ReadStat reads and parses /proc/PID/stat, or /proc/PID/task/TID/stat when
+// tid > 0.
+func ReadStat(pid, tid int) (Stat, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	if tid > 0 {
+		path = "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/stat"
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Stat{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return ParseStat(b)
+}
+
+// Tasks lists the thread ids of process pid (/proc/PID/task), sorted.
+func Tasks(pid int) ([]int, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/task"
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	sort.Ints(tids)
+	return tids, nil
+}
+
+// ErrGone is returned by TaskDir methods when the process no longer exists.
+var ErrGone = errors.New("process gone")

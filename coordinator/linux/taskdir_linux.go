@@ -1,0 +1,108 @@
+package linux
+
+import (
+	"fmt"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TaskDir is an open /proc/PID/task directory: it counts and lists a
+// process's threads without allocating.
+type TaskDir struct {
+	fd  int
+	st  unix.Stat_t
+	buf []byte
+}
+
+// OpenTaskDir opens /proc/PID/task.
+func OpenTaskDir(pid int) (*TaskDir, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/task"
+	var fd int
+	err := retryEINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &TaskDir{fd: fd, buf: make([]byte, 8192)}, nil
+}
+
+// Count returns the number of threads of the process. It is one fstat(2):
+// procfs reports the task directory's link count as 2 + threads.
+func (d *TaskDir) Count() (int, error) {
+	_, _, e := unix.RawSyscall(unix.SYS_FSTAT, uintptr(d.fd), uintptr(unsafe.Pointer(&d.st)), 0)
+	if e != 0 {
+		return 0, sysErr("fstat", e)
+	}
+	n := int(d.st.Nlink) - 2
+	if n <= 0 {
+		return 0, ErrGone
+	}
+	return n, nil
+}
+
+// List appends the process's thread ids to dst[:0] and returns it; it does
+// not allocate when dst has room.
+func (d *TaskDir) List(dst []int) ([]int, error) {
+	dst = dst[:0]
+	if _, _, e := unix.RawSyscall(unix.SYS_LSEEK, uintptr(d.fd), 0, 0); e != 0 {
+		return dst, sysErr("lseek", e)
+	}
+	for {
+		n, _, e := unix.Syscall(unix.SYS_GETDENTS64, uintptr(d.fd), uintptr(unsafe.Pointer(&d.buf[0])), uintptr(len(d.buf)))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return dst, sysErr("getdents64", e)
+		}
+		if n == 0 {
+			break
+		}
+		b := d.buf[:n]
+		for len(b) >= 19 {
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			tid, ok := 0, false
+			for _, c := range name {
+				if c == 0 {
+					break
+				}
+				if c < '0' || c > '9' {
+					ok = false
+					tid = -1
+					break
+				}
+				tid = tid*10 + int(c-'0')
+				ok = true
+			}
+			if ok && tid > 0 {
+				dst = append(dst, tid)
+			}
+			b = b[reclen:]
+		}
+	}
+	if len(dst) == 0 {
+		return dst, ErrGone
+	}
+	return dst, nil
+}
+
+// Close closes the directory.
+func (d *TaskDir) Close() error {
+	if d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	if err != nil {
+		return fmt.Errorf("close task dir: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+// Package native is the coordinator's native client protocol (papers 000
+// §3.3 and 004 §3.5) and the Go client package for it.
+//
+// A native client talks to the coordinator over two pipes and one shared
+// memory region that the coordinator creates and passes at spawn:
+//
+//	fd 3  shared memory (memfd), Layout below, mapped read-write by both
+//	fd 4  request pipe, client → coordinator (write end)
+//	fd 5  reply pipe, coordinator → client (read end)
+//
+// The environment variable TCS_NATIVE=3,4,5 names them (a client that does
+// not find it is not running under tcs and says so).
+//
+// Each request is one 16-byte record {op uint32, ch uint32, arg int64},
+// little endian; each reply is one 16-byte record {op uint32, status uint32,
+// now int64} where now is the client's progress (its virtual time) at the
+// reply. The client blocks reading the reply after every request, so the
+// coordinator always knows what a native client is waiting for:
+//
+//	OpRead  (arg unused)      wait for the observation sampled at the
+//	                          client's progress; it is in Shm.Obs on reply
+//	OpWrite (ch, arg = n)     Shm.Out[0:n] is a message on channel ch:
+//	                          ch 0 is the robot's actuator command, ch ≥ 1
+//	                          a message to the clients subscribed to ch;
+//	                          stamped with the client's progress
+//	OpIdle  (arg = wake ns)   idle until virtual time arg (absolute); the
+//	                          reply comes at the activation
+//	OpRecv  (ch)              copy the newest message on ch delivered to
+//	                          this client into Shm.In; reply status = count
+//	                          of values (0: none yet), now = its stamp
+//	OpHello (arg = version)   first request: the reply carries the
+//	                          client's period in Shm.Period and virtual 0
+//
+// The op values are Hello 1, Read 2, Write 3, Idle 4, Recv 5; a reply
+// carries the op it answers. Status 0 is success (for OpRecv, the count);
+// a status ≥ 1<<31 is an error for any op: StatusBadRequest (unknown op,
+// n > MaxValues, negative wake time), StatusBadVersion, StatusNotHello, and
+// StatusShutdown — the simulation is ending and the client should exit (the
+// Go client returns an error matching ErrShutdown; the C client sets errno
+// to ESHUTDOWN). A client whose request pipe closes has exited.
+//
+// The shared memory layout is fixed (see Shm and tcs_native.h, which must
+// agree byte for byte). Each side touches it only while it holds the turn:
+// the client between a reply and its next request, the coordinator between
+// a request and its reply.
+//
+// The package has three parts: the records (Request, Reply and their
+// encoders/decoders, pure functions on byte slices); the coordinator's side,
+// Endpoint, which creates the memfd and pipes, reads requests without
+// blocking and writes replies, and holds no policy; and the client side,
+// Client (Connect, Read, Write, Idle, Recv), whose C twin is the
+// header-only tcs_native.h. Subpackage nativetest serves a client in
+// lockstep with a dynamics world, for tests.
+//
+// Every raw system call of the package is in shm_linux.go.
+package native

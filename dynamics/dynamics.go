@@ -1,0 +1,37 @@
+// Package dynamics is the simulation plug-in interface of tcs and its
+// embedded models.
+//
+// A World is stepped only by the coordinator, by at most its configured
+// step, and never reads a clock: all time is virtual, in int64 nanoseconds.
+// Commands take effect at the virtual instant they are applied; sensors are
+// read as a snapshot of the state at the world's current time.
+//
+// Embedded models are built by name with New (the scenario's dynamics
+// section): "pendulum" (Pendulum, PendulumParams).
+package dynamics
+
+// World is a simulated world that the coordinator steps.
+//
+// Implementations must not allocate in Step, SetCommand or Observe: they are
+// called from the dispatch loop.
+type World interface {
+	// Bodies is the number of controllable bodies; robot j of a scenario
+	// controls body j.
+	Bodies() int
+	// CommandLen and ObservationLen give the length of body b's command and
+	// observation vectors.
+	CommandLen(b int) int
+	ObservationLen(b int) int
+	// SetCommand sets body b's actuator command; it holds until replaced.
+	// Extra values are ignored, missing values are zero.
+	SetCommand(b int, cmd []float64)
+	// Step advances the world by h nanoseconds (0 < h ≤ the model's step;
+	// the coordinator makes partial steps to apply commands at their exact
+	// instant).
+	Step(h int64)
+	// Observe copies body b's observation into dst and returns the number of
+	// values written.
+	Observe(b int, dst []float64) int
+	// Now is the world's virtual time.
+	Now() int64
+}

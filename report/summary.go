@@ -1,0 +1,219 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Why a run ended (Summary.Ended). A client's exit is described by
+// EndClientExited and EndClientSignaled.
+const (
+	EndCompleted   = "completed"   // virtual time reached the scenario's duration
+	EndInterrupted = "interrupted" // SIGINT or SIGTERM
+	EndWallLimit   = "wall limit"  // the scenario's wall_limit passed
+	EndRunning     = ""            // not ended yet
+)
+
+// EndClientExited is Summary.Ended when client name's exit with code ended
+// the run: "client pd exited with code 3".
+func EndClientExited(name string, code int) string {
+	return "client " + name + " exited with code " + strconv.Itoa(code)
+}
+
+// EndClientSignaled is Summary.Ended when client name was killed by a
+// signal: "client pd was killed by signal 9".
+func EndClientSignaled(name string, signal int) string {
+	return "client " + name + " was killed by signal " + strconv.Itoa(signal)
+}
+
+// Summary is summary.json: what a run did (DESIGN §6). Scripts and the
+// benchmarks read these names; keep them. Times are seconds.
+type Summary struct {
+	// Scenario is the scenario's name.
+	Scenario string `json:"scenario"`
+	// Mode is consistent, lockstep or free.
+	Mode string `json:"mode"`
+	// Ended says why the run ended: EndCompleted, EndInterrupted,
+	// EndWallLimit, EndClientExited(...); "" while running.
+	Ended string `json:"ended"`
+	// QuantumS is the quantum q.
+	QuantumS float64 `json:"quantum_s"`
+	// VirtualS is the virtual time reached (the world's T).
+	VirtualS float64 `json:"virtual_s"`
+	// WallS is the wall time the run took.
+	WallS float64 `json:"wall_s"`
+	// RTF is the real-time factor VirtualS / WallS.
+	RTF float64 `json:"rtf"`
+	// DriftMaxS and DriftP99S are the max and p99 of the temporal drift
+	// Δ(t) over dispatch decisions; DriftFinalS is Δ at the end.
+	DriftMaxS   float64 `json:"drift_max_s"`
+	DriftP99S   float64 `json:"drift_p99_s"`
+	DriftFinalS float64 `json:"drift_final_s"`
+	// LeakS is the CPU time clients used while not dispatched (must be 0).
+	LeakS float64 `json:"leak_s"`
+	// Dispatches is the number of times a client was given the CPU.
+	Dispatches int64 `json:"dispatches"`
+	// DynamicsSteps is the number of (full or partial) dynamics steps.
+	DynamicsSteps int64 `json:"dynamics_steps"`
+	// Overhead splits the CPU time of the simulation CPU.
+	Overhead Overhead `json:"overhead"`
+	// LateTakeback* are the p50, p99 and max of how late the coordinator
+	// took the CPU back after the quantum timer expired.
+	LateTakebackP50S float64 `json:"late_takeback_p50_s"`
+	LateTakebackP99S float64 `json:"late_takeback_p99_s"`
+	LateTakebackMaxS float64 `json:"late_takeback_max_s"`
+	// CoordinatorPerActivationUS is coordinator CPU per client activation,
+	// in microseconds.
+	CoordinatorPerActivationUS float64 `json:"coordinator_per_activation_us"`
+	// WallCostPollingS is the wall time spent holding the world for
+	// unmodified clients in short wall-clock sleeps (DESIGN §2).
+	WallCostPollingS float64 `json:"wall_cost_polling_s"`
+	// Robots lists the robots in scenario order with their clients' names.
+	Robots []RobotSummary `json:"robots"`
+	// Clients in scenario order.
+	Clients []ClientSummary `json:"clients"`
+}
+
+// Overhead is where the simulation CPU's time went.
+type Overhead struct {
+	CoordinatorS float64 `json:"coordinator_s"`
+	ClientsS     float64 `json:"clients_s"`
+	DynamicsS    float64 `json:"dynamics_s"`
+	// Fraction is CoordinatorS / (CoordinatorS + ClientsS + DynamicsS); see
+	// SetFraction.
+	Fraction float64 `json:"fraction"`
+}
+
+// SetFraction computes Fraction from the three times (0 when they are all
+// 0).
+func (o *Overhead) SetFraction() {
+	total := o.CoordinatorS + o.ClientsS + o.DynamicsS
+	o.Fraction = 0
+	if total > 0 {
+		o.Fraction = o.CoordinatorS / total
+	}
+}
+
+// RobotSummary names a robot and its clients.
+type RobotSummary struct {
+	Name    string   `json:"name"`
+	Clients []string `json:"clients"`
+}
+
+// ClientSummary is one client's line in summary.json.
+type ClientSummary struct {
+	Name string `json:"name"`
+	// Robot is the name of the client's robot.
+	Robot string `json:"robot"`
+	// Class is periodic or best-effort.
+	Class string `json:"class"`
+	// PeriodS is the declared period (0 for best-effort clients).
+	PeriodS float64 `json:"period_s"`
+	// CPUS is the CPU time the client used (unscaled).
+	CPUS float64 `json:"cpu_s"`
+	// ProgressS is the client's progress p_i.
+	ProgressS float64 `json:"progress_s"`
+	// Activations counts activations begun (periodic clients).
+	Activations int64 `json:"activations"`
+	// DeadlineMisses counts activations not finished by (k+1)·P.
+	DeadlineMisses int64 `json:"deadline_misses"`
+	// PeriodError, PeriodJitterP99 and ActivationLateMaxS: see PeriodStats.
+	PeriodError        float64 `json:"period_error"`
+	PeriodJitterP99    float64 `json:"period_jitter_p99"`
+	ActivationLateMaxS float64 `json:"activation_late_max_s"`
+	// ExitCode is the client's exit code; null while it runs. A client
+	// killed by a signal has 128 + the signal number, as in a shell.
+	ExitCode *int `json:"exit_code"`
+	// Log is the path of the client's stdout and stderr.
+	Log string `json:"log"`
+}
+
+// Seconds converts int64 nanoseconds to float64 seconds.
+func Seconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+// ExitCode returns a pointer to code, for ClientSummary.ExitCode.
+func ExitCode(code int) *int { return &code }
+
+// JSON is the summary as indented JSON, with a final newline. Values JSON
+// cannot hold (NaN, ±Inf: an rtf over 0 s of wall time) are written as 0.
+func (s *Summary) JSON() ([]byte, error) {
+	c := *s
+	c.Clients = append([]ClientSummary(nil), s.Clients...)
+	c.sanitize()
+	b, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode summary: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+func finite(x *float64) {
+	if math.IsNaN(*x) || math.IsInf(*x, 0) {
+		*x = 0
+	}
+}
+
+func (s *Summary) sanitize() {
+	for _, x := range []*float64{&s.QuantumS, &s.VirtualS, &s.WallS, &s.RTF, &s.DriftMaxS, &s.DriftP99S,
+		&s.DriftFinalS, &s.LeakS, &s.Overhead.CoordinatorS, &s.Overhead.ClientsS, &s.Overhead.DynamicsS,
+		&s.Overhead.Fraction, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
+		&s.CoordinatorPerActivationUS, &s.WallCostPollingS} {
+		finite(x)
+	}
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		for _, x := range []*float64{&c.PeriodS, &c.CPUS, &c.ProgressS, &c.PeriodError, &c.PeriodJitterP99, &c.ActivationLateMaxS} {
+			finite(x)
+		}
+	}
+}
+
+// WriteJSON writes the summary to path atomically: to a temporary file in
+// the same folder, synced, then renamed over path. Readers see the old file
+// or the new one, never half of one; on error path is untouched and no
+// temporary file is left.
+func (s *Summary) WriteJSON(path string) error {
+	b, err := s.JSON()
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
