@@ -128,6 +128,8 @@ type ClientSummary struct {
 	// ExitCode is the client's exit code; null while it runs. A client
 	// killed by a signal has 128 + the signal number, as in a shell.
 	ExitCode *int `json:"exit_code"`
+	// LeakS is CPU the client used while it was not dispatched (must be 0).
+	LeakS float64 `json:"leak_s"`
 	// Log is the path of the client's stdout and stderr.
 	Log string `json:"log"`
 }

@@ -104,6 +104,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	noComp := fs.Bool("no-compensation", false, "turn off timer error compensation")
 	wait := fs.Duration("wait", 0, "wait this long for another run holding the simulation CPU")
 	quiet := fs.Bool("quiet", false, "no live status line")
+	duration := fs.String("duration", "", "override the scenario's virtual duration (e.g. 100s)")
 	file, rest := splitFile(args)
 	if err := fs.Parse(rest); err != nil {
 		return 2
@@ -131,6 +132,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
+	}
+	if *duration != "" {
+		d, err := config.ParseDuration(*duration)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(stderr, "tcs run: --duration %q: write a positive duration like 10s or 500ms\n", *duration)
+			return 2
+		}
+		sc.Duration = d
 	}
 	if *out == "" {
 		*out = filepath.Join("out", sc.Name)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -225,16 +226,29 @@ func DetectorMain(args []string) int {
 	return 0
 }
 
-// spin is the detector's loop; it returns when told to quit.
+// spin is the detector's loop; it returns when told to quit. It is nosplit
+// and calls only nosplit code (unix.RawSyscall) while spinning, so the
+// runtime's cooperative preemption (requested by sysmon after 10 ms) never
+// takes the goroutine off its thread there: a preempted locked goroutine
+// sleeps until another thread hands it back, and meanwhile waiting clients
+// would run.
+//
+//go:nosplit
 func spin(gen, ack *uint64, park *uint32, efd int) error {
-	var buf [8]byte
+	one := uint64(1)
 	last := atomic.LoadUint64(gen)
 	for {
 		if g := atomic.LoadUint64(gen); g != last {
 			last = g
 			atomic.StoreUint64(ack, g)
-			if err := linux.WriteU64(efd, &buf, 1); err != nil {
-				return err
+			for {
+				_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(efd), uintptr(unsafe.Pointer(&one)), 8)
+				if e == 0 {
+					break
+				}
+				if e != unix.EINTR && e != unix.EAGAIN {
+					return e
+				}
 			}
 		}
 		if p := atomic.LoadUint32(park); p != 0 {

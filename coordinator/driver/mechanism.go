@@ -94,6 +94,9 @@ type Mechanism struct {
 	expiry   int64
 	spawnReq chan spawnReq
 	closed   bool
+
+	lastWake  int64 // CLOCK_MONOTONIC when the last wait returned
+	lastYield int64 // ... when the dispatch goroutine last yielded
 }
 
 // Proc is a client process started by Spawn.
@@ -259,14 +262,19 @@ func (m *Mechanism) RemoveFd(fd int) error { return m.ep.Del(fd) }
 // is ready. It does not allocate.
 func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	var w Wake
-	if p != m.cur {
-		if err := m.setLevel(p, m.conf.Base-1); err != nil {
-			return w, err
-		}
+	yield := m.lastWake-m.lastYield > yieldEvery
+	if p != m.cur || yield {
 		if m.cur != nil {
 			if err := m.setLevel(m.cur, m.conf.Base-3); err != nil {
 				return w, err
 			}
+			m.cur = nil
+		}
+		if yield {
+			m.yield()
+		}
+		if err := m.setLevel(p, m.conf.Base-1); err != nil {
+			return w, err
 		}
 		m.cur = p
 	}
@@ -302,6 +310,9 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 		}
 		m.cur = nil
 	}
+	if m.lastWake-m.lastYield > yieldEvery {
+		m.yield()
+	}
 	ms := -1
 	switch {
 	case timeout == 0:
@@ -327,6 +338,19 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 	return w, m.wait(&w, ms, 0)
 }
 
+// yieldEvery is how often the dispatch goroutine passes through the Go
+// scheduler on purpose. A goroutine that has not been scheduled for 10 ms is
+// preempted by sysmon at its next function call; a preempted locked
+// goroutine sleeps until another thread hands it back (tens of µs), and a
+// raised client would run unaccounted meanwhile. Yielding while no client
+// is raised (only the spinning detector can run) resets that clock.
+const yieldEvery = 4_000_000
+
+func (m *Mechanism) yield() {
+	runtime.Gosched()
+	m.lastYield = m.clock.Monotonic()
+}
+
 func (m *Mechanism) disarm() error {
 	m.armed = false
 	if err := m.timer.Disarm(); err != nil {
@@ -346,6 +370,7 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 			return err
 		}
 		now := m.clock.Monotonic()
+		m.lastWake = now
 		any := false
 		for i := 0; i < n; i++ {
 			tag := m.ep.Tag(i)
@@ -525,6 +550,12 @@ func (m *Mechanism) Close() error {
 	}
 	m.closed = true
 	var errs []error
+	// A raised client would keep the detector (ℓ2) from ever running its
+	// exit: lower it first.
+	if m.cur != nil {
+		errs = append(errs, m.setLevel(m.cur, m.conf.Base-3))
+		m.cur = nil
+	}
 	if m.det != nil {
 		errs = append(errs, m.det.stop())
 	}

@@ -20,3 +20,11 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 	}
 	return false
 }
+
+// DetectorPid is the block detector's process id (0 when it is not running).
+func (m *Mechanism) DetectorPid() int {
+	if m.det == nil || m.det.cmd == nil || m.det.cmd.Process == nil {
+		return 0
+	}
+	return m.det.cmd.Process.Pid
+}

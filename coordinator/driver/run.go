@@ -74,22 +74,32 @@ type inbox struct {
 	full bool
 }
 
+var debugLeak = os.Getenv("TCS_DEBUG_LEAK") != ""
+
+type leakEvent struct {
+	client int
+	ns     int64
+	at     int64
+	prev   coordinator.Kind
+}
+
 type runClient struct {
-	conf   config.Client
-	robot  int
-	proc   *Proc
-	ep     *native.Endpoint
-	hello  bool
-	base   int64 // process CPU clock before its first dispatch
-	based  bool
-	ran    int64 // CPU measured across dispatches
-	last   int64 // free mode: CPU at the last usage report
-	final  int64 // process CPU clock at exit or at the end
-	period *report.PeriodStats
-	inbox  []inbox
-	exit   *int
-	signal int
-	gone   bool
+	lastEnd int64
+	conf    config.Client
+	robot   int
+	proc    *Proc
+	ep      *native.Endpoint
+	hello   bool
+	base    int64 // process CPU clock before its first dispatch
+	based   bool
+	ran     int64 // CPU measured across dispatches
+	last    int64 // free mode: CPU at the last usage report
+	final   int64 // process CPU clock at exit or at the end
+	period  *report.PeriodStats
+	inbox   []inbox
+	exit    *int
+	signal  int
+	gone    bool
 }
 
 // runner is the state of one run; its loop runs on the locked dispatch
@@ -121,6 +131,10 @@ type runner struct {
 	wallEnd   int64
 	deadline  int64
 	clk       linux.Clock
+
+	leakEv   [64]leakEvent
+	nleak    int
+	prevKind coordinator.Kind
 
 	// published for the status goroutine
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
@@ -258,6 +272,8 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
 	}
 	r.mech = mech
+	r.log.Info().Int("pid", os.Getpid()).Int("detector_pid", mech.DetectorPid()).Int("cpu", mech.CPU()).
+		Int("base_priority", mech.Base()).Msg("coordinator started")
 	defer func() {
 		if cerr := mech.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("stop the coordinator: %w", cerr)
@@ -323,6 +339,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	wg.Wait()
 	if r.rc.Status != nil {
 		fmt.Fprintln(r.rc.Status)
+	}
+	for _, e := range r.leakEv[:r.nleak] {
+		r.log.Info().Int("client", e.client).Int64("ns", e.ns).Int64("dispatch", e.at).Str("after", e.prev.String()).Msg("leak event")
 	}
 	sum = r.summary()
 	if werr := sum.WriteJSON(filepath.Join(r.rc.OutDir, "summary.json")); werr != nil && loopErr == nil {
@@ -406,6 +425,9 @@ func (r *runner) loop() error {
 			return nil
 		}
 		a := r.pol.Next(now)
+		if debugLeak && a.Kind != coordinator.KindDispatch {
+			r.prevKind = a.Kind
+		}
 		switch a.Kind {
 		case coordinator.KindDispatch:
 			if err := r.dispatch(a); err != nil {
@@ -443,7 +465,16 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if !c.based {
 		c.base, c.based = c.proc.CPU(), true
 	}
+	if debugLeak {
+		if cpu := c.proc.CPU(); c.lastEnd != 0 && cpu != c.lastEnd && r.nleak < len(r.leakEv) {
+			r.leakEv[r.nleak] = leakEvent{client: a.Client, ns: cpu - c.lastEnd, at: r.pol.Dispatches(), prev: r.prevKind}
+			r.nleak++
+		}
+	}
 	w, err := r.mech.Run(c.proc, a.Arm)
+	if debugLeak {
+		c.lastEnd = c.proc.CPU()
+	}
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
@@ -809,8 +840,12 @@ func (r *runner) summary() *report.Summary {
 		if c.based && c.final > 0 {
 			if l := (c.final - c.base) - c.ran; l > 0 {
 				leak += l
+				cs.LeakS = report.Seconds(l)
 			}
 		}
+		s.Clients[len(s.Clients)-1] = cs
+		r.log.Info().Str("client", c.conf.Name).Int64("cpu_base_ns", c.base).Int64("cpu_final_ns", c.final).
+			Int64("cpu_dispatched_ns", c.ran).Float64("leak_s", cs.LeakS).Msg("accounting")
 	}
 	if r.ended == "" {
 		switch {

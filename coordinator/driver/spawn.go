@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -67,7 +68,7 @@ func (m *Mechanism) start(cmd *exec.Cmd) error {
 // Its pidfd is in the wait set. The first dispatch of a client also runs
 // the end of the trampoline (its exec of the client), which is charged to
 // the client.
-func (m *Mechanism) Spawn(s SpawnSpec) (p *Proc, err error) {
+func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	if len(s.Argv) == 0 {
 		return nil, fmt.Errorf("spawn client %q: empty argv", s.Name)
 	}
@@ -102,7 +103,7 @@ func (m *Mechanism) Spawn(s SpawnSpec) (p *Proc, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("spawn client %q: exec %s __spawn: %w", s.Name, m.conf.SelfExe, err)
 	}
-	p = &Proc{Pid: cmd.Process.Pid, Name: s.Name, LogPath: s.LogPath, cmd: cmd, pidfd: -1, clk: linux.ProcessCPUClock(cmd.Process.Pid)}
+	p := &Proc{Pid: cmd.Process.Pid, Name: s.Name, LogPath: s.LogPath, cmd: cmd, pidfd: -1, clk: linux.ProcessCPUClock(cmd.Process.Pid)}
 	defer func() {
 		if err != nil {
 			_ = linux.KillGroup(p.Pid, unix.SIGKILL)
@@ -126,14 +127,18 @@ func (m *Mechanism) Spawn(s SpawnSpec) (p *Proc, err error) {
 	var b [8]byte
 	_ = readyR.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err = io.ReadFull(readyR, b[:]); err != nil {
+		if tail := logTail(s.LogPath); tail != "" {
+			return nil, fmt.Errorf("spawn client %q: %s (log %s)", s.Name, tail, s.LogPath)
+		}
 		return nil, fmt.Errorf("spawn client %q: trampoline did not start (see %s): %w", s.Name, s.LogPath, err)
 	}
 	tid := int(binary.LittleEndian.Uint64(b[:]))
 	if err = waitGated(p.Pid, tid, m.conf.CPU); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w (see %s)", s.Name, err, s.LogPath)
 	}
-	p.tids = make([]int, 1, 64)
-	p.tids[0] = tid
+	if p.tids, err = p.tasks.List(make([]int, 0, 64)); err != nil {
+		return nil, fmt.Errorf("spawn client %q: list threads: %w", s.Name, err)
+	}
 	p.idx = len(m.procs)
 	for i, q := range m.procs {
 		if q == nil {
@@ -150,6 +155,17 @@ func (m *Mechanism) Spawn(s SpawnSpec) (p *Proc, err error) {
 		m.procs[p.idx] = p
 	}
 	return p, nil
+}
+
+// logTail returns the last line of the log at path (the trampoline's
+// complaint when it could not start the client).
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }
 
 // waitGated waits until thread tid of pid sits on cpu at SCHED_FIFO.
@@ -174,9 +190,10 @@ func waitGated(pid, tid, cpu int) error {
 }
 
 // SpawnMain is `tcs __spawn --cpu N --prio P --ready-fd F -- argv...`, the
-// trampoline every client starts through. It sets its thread to SCHED_FIFO
-// P, writes its thread id to fd F, moves itself to CPU N (where it waits
-// until dispatched) and execs argv. It returns only on error.
+// trampoline every client starts through. It puts every thread of its own at
+// SCHED_FIFO P on CPU N (the runtime's threads first, its own last: from
+// then on nothing of it runs until it is dispatched), after writing its
+// thread id to fd F, and execs argv. It returns only on error.
 func SpawnMain(args []string) int {
 	runtime.LockOSThread()
 	fs := flag.NewFlagSet("__spawn", flag.ContinueOnError)
@@ -201,6 +218,23 @@ func SpawnMain(args []string) int {
 		return fail(err)
 	}
 	env := os.Environ()
+	// Gate the runtime's other threads first: otherwise they keep running
+	// (sysmon polling this thread's long syscall) and their CPU time shows
+	// on the client's clock while it waits.
+	self := unix.Gettid()
+	if tids, err := linux.Tasks(os.Getpid()); err == nil {
+		for _, tid := range tids {
+			if tid == self {
+				continue
+			}
+			if err := linux.SetFIFO(tid, *prio); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fail(err)
+			}
+			if err := linux.SetAffinity(tid, *cpu); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fail(err)
+			}
+		}
+	}
 	if err := linux.SetFIFO(0, *prio); err != nil {
 		return fail(err)
 	}

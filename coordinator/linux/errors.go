@@ -37,3 +37,5 @@ func retryEINTR(fn func() error) error {
 		}
 	}
 }
+
+var errESRCH error = unix.ESRCH

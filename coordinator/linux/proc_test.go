@@ -1,0 +1,264 @@
+package linux
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	tail := func(state string, threads, cpu, rtprio, policy int) string {
+		// fields 3..52 of proc(5)
+		f := make([]string, 50)
+		for i := range f {
+			f[i] = "0"
+		}
+		f[0] = state
+		f[1], f[2] = "1", "4242"     // ppid, pgrp
+		f[11], f[12] = "17", "5"     // utime, stime
+		f[17] = strconv.Itoa(threads) // num_threads (field 20)
+		f[36] = strconv.Itoa(cpu)     // processor (field 39)
+		f[37] = strconv.Itoa(rtprio)  // rt_priority (40)
+		f[38] = strconv.Itoa(policy)  // policy (41)
+		return strings.Join(f, " ")
+	}
+	for _, tc := range []struct {
+		name, line string
+		want       Stat
+		err        bool
+	}{
+		{"plain", "4242 (sleep) " + tail("S", 1, 1, 77, 1) + "\n",
+			Stat{Pid: 4242, Comm: "sleep", State: 'S', PPid: 1, PGrp: 4242, Utime: 17, Stime: 5, NumThreads: 1, Processor: 1, RTPriority: 77, Policy: 1}, false},
+		{"comm with spaces and parens", "7 (a) b (c)) " + tail("R", 12, 0, 0, 0),
+			Stat{Pid: 7, Comm: "a) b (c)", State: 'R', PPid: 1, PGrp: 4242, Utime: 17, Stime: 5, NumThreads: 12}, false},
+		{"real line", "1234 (cat) R 1000 1234 1000 34816 1234 4194304 96 0 0 0 0 0 0 0 20 0 1 0 2837419 5677056 256 18446744073709551615 94612 94650 140733 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 94600 94610 94640 140736 140737 140738 140739 0\n",
+			Stat{Pid: 1234, Comm: "cat", State: 'R', PPid: 1000, PGrp: 1234, NumThreads: 1, Processor: 1}, false},
+		{"no comm", "1234 cat R 1", Stat{}, true},
+		{"truncated", "1234 (cat) R 1 2 3", Stat{}, true},
+		{"bad pid", "x (cat) " + tail("R", 1, 0, 0, 0), Stat{}, true},
+		{"bad state", "1 (cat) RR " + tail("R", 1, 0, 0, 0)[2:], Stat{}, true},
+		{"bad number", "1 (cat) " + strings.Replace(tail("R", 1, 0, 0, 0), "4242", "x", 1), Stat{}, true},
+		{"empty", "", Stat{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseStat([]byte(tc.line))
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error %v", err, tc.err)
+			}
+			if !tc.err && got != tc.want {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("1 (a) R 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"))
+	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseStat(b) })
+}
+
+func TestParseCPUList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+		err  bool
+	}{
+		{"0-1\n", []int{0, 1}, false},
+		{"0", []int{0}, false},
+		{"0-3,5,7-8", []int{0, 1, 2, 3, 5, 7, 8}, false},
+		{"", nil, false},
+		{"3-1", nil, true},
+		{"a", nil, true},
+		{"1,", nil, true},
+		{"-1", nil, true},
+	} {
+		got, err := ParseCPUList(tc.in)
+		if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseCPUList(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestReadStatSelf(t *testing.T) {
+	st, err := ReadStat(os.Getpid(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tids, err := Tasks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pid != os.Getpid() || st.State != 'R' || st.NumThreads < 1 {
+		t.Errorf("stat of self: %+v", st)
+	}
+	d, err := OpenTaskDir(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// The runtime may start threads meanwhile: compare a few times.
+	for i := 0; ; i++ {
+		n, err := d.Count()
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := d.List(make([]int, 0, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == len(list) && len(list) >= len(tids)-1 {
+			break
+		}
+		if i > 10 {
+			t.Fatalf("Count %d, List %v, Tasks %v", n, list, tids)
+		}
+	}
+	buf := make([]int, 0, 256)
+	if a := testing.AllocsPerRun(100, func() {
+		_, _ = d.Count()
+		buf, _ = d.List(buf)
+	}); a != 0 {
+		t.Errorf("TaskDir allocates %v times", a)
+	}
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	var c Clock
+	clk := ProcessCPUClock(os.Getpid())
+	tm, err := NewTimer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tm.Close()
+	efd, err := Eventfd(0, 0x800 /* EFD_NONBLOCK */)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := NewEpoll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	if err := ep.Add(efd, 1<<40|7); err != nil {
+		t.Fatal(err)
+	}
+	var buf [8]byte
+	var pp Prio
+	a := testing.AllocsPerRun(200, func() {
+		if _, err := c.Ns(clk); err != nil {
+			t.Fatal(err)
+		}
+		_ = MonotonicNs()
+		if err := tm.ArmAt(c.Monotonic() + 1e9); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteU64(efd, &buf, 1); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := ep.Wait(0); err != nil || n != 1 || ep.Tag(0) != 1<<40|7 {
+			t.Fatalf("epoll: %d %v %x", n, err, ep.Tag(0))
+		}
+		if _, ok, err := ReadU64(efd, &buf); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		_ = pp.SetPriority(Gettid(), 0) // SCHED_OTHER accepts priority 0
+	})
+	if a != 0 {
+		t.Errorf("hot path allocates %v times", a)
+	}
+	if err := tm.Disarm(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProcessCPUClockMovesWhenBusy(t *testing.T) {
+	var c Clock
+	clk := ProcessCPUClock(os.Getpid())
+	a, err := c.Ns(clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, _ := c.Ns(clk)
+	if b-a < 4e6 {
+		t.Errorf("CPU clock moved %d ns in 5 ms of spinning", b-a)
+	}
+	if _, err := c.Ns(ProcessCPUClock(1 << 22)); err == nil {
+		t.Error("clock of a missing process: no error")
+	}
+}
+
+func TestCPULock(t *testing.T) {
+	const cpu = 4095 // no such CPU: the lock file is all this test touches
+	l, err := LockCPU(cpu, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LockCPU(cpu, 30*time.Millisecond)
+	if !errors.Is(err, ErrCPUBusy) || !strings.Contains(err.Error(), "PID "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second LockCPU: %v", err)
+	}
+	done := make(chan error)
+	go func() {
+		l2, err := LockCPU(cpu, 2*time.Second)
+		if err == nil {
+			err = l2.Unlock()
+		}
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("waiting LockCPU: %v", err)
+	}
+}
+
+func TestFIFOAndAffinity(t *testing.T) {
+	if err := CheckFIFO(80); err != nil {
+		t.Skipf("needs SCHED_FIFO: %v", err)
+	}
+	cpus, err := OnlineCPUs()
+	if err != nil || len(cpus) < 2 {
+		t.Skipf("needs 2 CPUs: %v", err)
+	}
+	l, err := LockCPU(cpus[len(cpus)-1], 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before, _ := Affinity(0)
+	defer SetAffinity(0, before...)
+	if err := SetAffinity(0, cpus[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := Affinity(0); !reflect.DeepEqual(got, []int{cpus[0]}) {
+		t.Errorf("affinity %v", got)
+	}
+	if err := SetFIFO(0, 10); err != nil {
+		t.Fatal(err)
+	}
+	defer SetOther(0)
+	var pp Prio
+	if err := pp.SetPriority(Gettid(), 11); err != nil {
+		t.Fatal(err)
+	}
+	if pol, prio, err := Policy(0); err != nil || pol != SchedFIFO || prio != 11 {
+		t.Errorf("policy %d prio %d %v", pol, prio, err)
+	}
+	if err := SetOther(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.SetPriority(1<<22, 1); !errors.Is(err, errESRCH) || !strings.Contains(err.Error(), "sched_setparam") {
+		t.Errorf("missing thread: %v", err)
+	}
+}
