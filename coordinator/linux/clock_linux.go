@@ -1,7 +1,7 @@
 package linux
 
 import (
-	"unsafe"
+	"unsafe" // also for go:linkname
 
 	"golang.org/x/sys/unix"
 )
@@ -23,15 +23,15 @@ func (c *Clock) Ns(clk int32) (int64, error) {
 	return c.ts.Sec*1e9 + c.ts.Nsec, nil
 }
 
-// Monotonic reads CLOCK_MONOTONIC in nanoseconds (the timerfd's clock).
-func (c *Clock) Monotonic() int64 {
-	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&c.ts)), 0)
-	return c.ts.Sec*1e9 + c.ts.Nsec
-}
+// Monotonic reads CLOCK_MONOTONIC in nanoseconds (the timerfd's clock)
+// through the vDSO, as the runtime does.
+func (c *Clock) Monotonic() int64 { return nanotime() }
 
-// MonotonicNs reads CLOCK_MONOTONIC in nanoseconds.
-func MonotonicNs() int64 {
-	var ts unix.Timespec
-	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0)
-	return ts.Sec*1e9 + ts.Nsec
-}
+// MonotonicNs reads CLOCK_MONOTONIC in nanoseconds through the vDSO.
+func MonotonicNs() int64 { return nanotime() }
+
+// nanotime is the runtime's CLOCK_MONOTONIC reader (vDSO, no system call);
+// the runtime keeps this linkname for outside users (go.dev/issue/67401).
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64

@@ -37,5 +37,3 @@ func retryEINTR(fn func() error) error {
 		}
 	}
 }
-
-var errESRCH error = unix.ESRCH

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseStat(t *testing.T) {
@@ -19,8 +21,8 @@ func TestParseStat(t *testing.T) {
 			f[i] = "0"
 		}
 		f[0] = state
-		f[1], f[2] = "1", "4242"     // ppid, pgrp
-		f[11], f[12] = "17", "5"     // utime, stime
+		f[1], f[2] = "1", "4242"      // ppid, pgrp
+		f[11], f[12] = "17", "5"      // utime, stime
 		f[17] = strconv.Itoa(threads) // num_threads (field 20)
 		f[36] = strconv.Itoa(cpu)     // processor (field 39)
 		f[37] = strconv.Itoa(rtprio)  // rt_priority (40)
@@ -135,7 +137,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tm.Close()
-	efd, err := Eventfd(0, 0x800 /* EFD_NONBLOCK */)
+	efd, err := Eventfd(0, unix.EFD_NONBLOCK)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +260,19 @@ func TestFIFOAndAffinity(t *testing.T) {
 	if err := SetOther(0); err != nil {
 		t.Fatal(err)
 	}
-	if err := pp.SetPriority(1<<22, 1); !errors.Is(err, errESRCH) || !strings.Contains(err.Error(), "sched_setparam") {
+	if err := pp.SetPriority(1<<22, 1); !errors.Is(err, unix.ESRCH) || !strings.Contains(err.Error(), "sched_setparam") {
 		t.Errorf("missing thread: %v", err)
+	}
+}
+
+func TestMonotonicIsClockMonotonic(t *testing.T) {
+	var ts unix.Timespec
+	a := MonotonicNs()
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatal(err)
+	}
+	b := MonotonicNs()
+	if k := ts.Nano(); k < a || k > b {
+		t.Errorf("CLOCK_MONOTONIC %d not within [%d, %d]", k, a, b)
 	}
 }

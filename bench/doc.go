@@ -1,0 +1,5 @@
+// Package bench holds the benchmarks `tcs bench ...` runs on the real
+// mechanism: Dispatch measures the dispatch cycle of coordinator/driver
+// against the same cycle written in C, and how late a busy client is taken
+// back at the end of its quantum.
+package bench

@@ -1,0 +1,385 @@
+// Package test holds tcs's end-to-end suites: the real tcs binary runs real
+// scenarios with real processes at real SCHED_FIFO priorities, and the tests
+// read what a user would read (summary.json, logs, exit codes).
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+	"github.com/tcs-robotics/tcs/report"
+)
+
+var tcsBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tcs-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	tcsBin = filepath.Join(dir, "tcs")
+	build := exec.Command("go", "build", "-o", tcsBin, "../cmd/tcs")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build tcs:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needRT skips a test on a machine where tcs cannot run: no SCHED_FIFO or a
+// single CPU. CI installs and runs as root, so there they run.
+func needRT(t *testing.T) {
+	t.Helper()
+	if err := linux.CheckFIFO(80); err != nil {
+		t.Skipf("SCHED_FIFO not permitted here: %v", err)
+	}
+	if cpus, err := linux.OnlineCPUs(); err != nil || len(cpus) < 2 {
+		t.Skipf("tcs needs 2 online CPUs: %v %v", cpus, err)
+	}
+}
+
+type result struct {
+	sum    *report.Summary
+	out    string // stdout + stderr
+	code   int
+	outDir string
+}
+
+// runTCS runs `tcs run` with args and reads the summary it wrote.
+func runTCS(t *testing.T, timeout time.Duration, args ...string) result {
+	t.Helper()
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	argv := append([]string{"run"}, args...)
+	argv = append(argv, "--out", out, "--quiet", "--wait", "10m")
+	cmd := exec.CommandContext(ctx, tcsBin, argv...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	r := result{out: buf.String(), outDir: out}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("tcs %v: %v\n%s", argv, err, buf.String())
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("tcs %v did not finish within %s\n%s", argv, timeout, buf.String())
+	}
+	r.sum = readSummary(t, out)
+	t.Logf("tcs %s\n%s", strings.Join(args, " "), r.out)
+	return r
+}
+
+func readSummary(t *testing.T, dir string) *report.Summary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("no summary: %v", err)
+	}
+	var s report.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	return &s
+}
+
+func client(t *testing.T, s *report.Summary, name string) report.ClientSummary {
+	t.Helper()
+	for _, c := range s.Clients {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no client %q in the summary", name)
+	return report.ClientSummary{}
+}
+
+// The acceptance run of the coordinator core: a native PD controller at
+// 1 kHz on the pendulum for 10 s of virtual time.
+func TestPendulum(t *testing.T) {
+	needRT(t)
+	r := runTCS(t, 3*time.Minute, "../config/pendulum.yaml")
+	s := r.sum
+	if r.code != 0 || s.Ended != report.EndCompleted {
+		t.Fatalf("exit %d, ended %q", r.code, s.Ended)
+	}
+	pd := client(t, s, "pd")
+	if pd.Activations < 9990 {
+		t.Errorf("activations = %d, want ≈ 10,000", pd.Activations)
+	}
+	if pd.PeriodError > 0.001 {
+		t.Errorf("period_error = %g > 0.001", pd.PeriodError)
+	}
+	if pd.DeadlineMisses != 0 {
+		t.Errorf("deadline_misses = %d", pd.DeadlineMisses)
+	}
+	if lim := s.QuantumS + 0.0002; s.DriftP99S > lim {
+		t.Errorf("drift_p99_s = %g > quantum + 0.2 ms = %g", s.DriftP99S, lim)
+	}
+	if lim := 0.001 * s.Overhead.ClientsS; s.LeakS > lim {
+		t.Errorf("leak_s = %g > 0.001 × clients_s = %g", s.LeakS, lim)
+	}
+	t.Logf("coordinator %.1f µs per activation; Δ p99 %.1f µs max %.1f µs; leak %.1f µs",
+		s.CoordinatorPerActivationUS, s.DriftP99S*1e6, s.DriftMaxS*1e6, s.LeakS*1e6)
+}
+
+// Two robots, one with a best-effort planner that never sleeps under its
+// controller: the controller never misses, Δ stays within a quantum, the
+// coordination costs at most 1 % of the CPU.
+func TestTwoRobots(t *testing.T) {
+	needRT(t)
+	r := runTCS(t, 5*time.Minute, "../config/two-robots.yaml")
+	s := r.sum
+	if r.code != 0 || s.Ended != report.EndCompleted {
+		t.Fatalf("exit %d, ended %q", r.code, s.Ended)
+	}
+	checkConsistent(t, s)
+}
+
+func checkConsistent(t *testing.T, s *report.Summary) {
+	t.Helper()
+	for _, c := range s.Clients {
+		if c.Class == "periodic" && c.DeadlineMisses != 0 {
+			t.Errorf("%s: %d deadline misses", c.Name, c.DeadlineMisses)
+		}
+	}
+	if lim := s.QuantumS + 0.0002; s.DriftP99S > lim {
+		t.Errorf("drift_p99_s = %g > quantum + 0.2 ms = %g", s.DriftP99S, lim)
+	}
+	if s.Overhead.Fraction > 0.01 {
+		t.Errorf("overhead.fraction = %.4f > 0.01 (coordinator %.3f s, clients %.3f s)",
+			s.Overhead.Fraction, s.Overhead.CoordinatorS, s.Overhead.ClientsS)
+	}
+	if lim := 0.001 * s.Overhead.ClientsS; s.LeakS > lim {
+		t.Errorf("leak_s = %g > 0.001 × clients_s = %g", s.LeakS, lim)
+	}
+}
+
+// Lockstep: computation costs no virtual time, so Δ grows with the CPU the
+// planner burns; consistent mode's Δ does not grow with the run's length.
+func TestDriftByMode(t *testing.T) {
+	needRT(t)
+	lock1 := runTCS(t, 5*time.Minute, "../config/two-robots.yaml", "--mode", "lockstep", "--duration", "0.1s").sum
+	lock2 := runTCS(t, 5*time.Minute, "../config/two-robots.yaml", "--mode", "lockstep", "--duration", "0.2s").sum
+	for _, s := range []*report.Summary{lock1, lock2} {
+		if s.Ended != report.EndCompleted {
+			t.Fatalf("lockstep run ended %q", s.Ended)
+		}
+		planner := client(t, s, "alpha_planner")
+		// Δ is the planner's real progress beyond the world: its CPU less
+		// the virtual time (within a quantum).
+		if want := planner.CPUS - s.VirtualS; s.DriftMaxS < 0.9*want {
+			t.Errorf("lockstep Δmax %.3f s, want ≈ planner CPU − virtual time = %.3f s", s.DriftMaxS, want)
+		}
+	}
+	if lock2.DriftMaxS < 1.6*lock1.DriftMaxS {
+		t.Errorf("lockstep Δ did not grow with the run: %.3f s after 0.1 s, %.3f s after 0.2 s", lock1.DriftMaxS, lock2.DriftMaxS)
+	}
+	t.Logf("lockstep Δmax: %.3f s after 0.1 s virtual, %.3f s after 0.2 s", lock1.DriftMaxS, lock2.DriftMaxS)
+
+	short := runTCS(t, 5*time.Minute, "../config/two-robots.yaml", "--duration", "10s").sum
+	durLong := "100s"
+	if testing.Short() {
+		durLong = "30s"
+	}
+	long := runTCS(t, 10*time.Minute, "../config/two-robots.yaml", "--duration", durLong).sum
+	for _, s := range []*report.Summary{short, long} {
+		checkConsistent(t, s)
+	}
+	t.Logf("consistent Δ p99 / max: %.1f / %.1f µs after 10 s, %.1f / %.1f µs after %s",
+		short.DriftP99S*1e6, short.DriftMaxS*1e6, long.DriftP99S*1e6, long.DriftMaxS*1e6, durLong)
+}
+
+// A client that crashes is reported with its exit code and log path, and the
+// run ends cleanly with a summary.
+func TestCrashIsReported(t *testing.T) {
+	needRT(t)
+	r := runTCS(t, 2*time.Minute, "testdata/crash.yaml")
+	if r.code == 0 {
+		t.Fatalf("tcs exited 0 after a client crashed")
+	}
+	pd := client(t, r.sum, "pd")
+	if pd.ExitCode == nil || *pd.ExitCode != 3 {
+		t.Fatalf("exit_code = %v, want 3", pd.ExitCode)
+	}
+	if want := report.EndClientExited("pd", 3); r.sum.Ended != want {
+		t.Errorf("ended = %q, want %q", r.sum.Ended, want)
+	}
+	if _, err := os.Stat(pd.Log); err != nil {
+		t.Errorf("log %s: %v", pd.Log, err)
+	}
+	if !strings.Contains(r.out, "pd") || !strings.Contains(r.out, pd.Log) {
+		t.Errorf("the closing table does not name the client and its log:\n%s", r.out)
+	}
+}
+
+// startLong starts tcs on the long scenario and waits until its clients run.
+func startLong(t *testing.T) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command(tcsBin, "run", "testdata/long.yaml", "--out", out, "--quiet", "--wait", "10m")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	deadline := time.Now().Add(11 * time.Minute)
+	for time.Now().Before(deadline) {
+		if pids := childPids(t, out); len(pids) >= 4 {
+			time.Sleep(500 * time.Millisecond)
+			return cmd, out, &buf
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("tcs did not start its clients:\n%s", buf.String())
+	return nil, "", nil
+}
+
+// childPids reads the pids of the clients and the detector from tcs.log.
+func childPids(t *testing.T, out string) []int {
+	f, err := os.Open(filepath.Join(out, "tcs.log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var pids []int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var line struct {
+			Message     string `json:"message"`
+			Pid         int    `json:"pid"`
+			DetectorPid int    `json:"detector_pid"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch line.Message {
+		case "started":
+			pids = append(pids, line.Pid)
+		case "coordinator started":
+			pids = append(pids, line.DetectorPid)
+		}
+	}
+	return pids
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	st, err := linux.ParseStat(b)
+	return err == nil && st.State != 'Z' && st.State != 'X'
+}
+
+// realtime reports whether any thread of a live (not zombie) pid runs at a
+// real-time policy.
+func realtime(pid int) bool {
+	if !alive(pid) {
+		return false
+	}
+	tids, err := linux.Tasks(pid)
+	if err != nil {
+		return false
+	}
+	for _, tid := range tids {
+		if pol, _, err := linux.Policy(tid); err == nil && pol != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// SIGINT ends the children, drops every priority and writes the summary.
+func TestSIGINTWritesSummary(t *testing.T) {
+	needRT(t)
+	cmd, out, buf := startLong(t)
+	pids := childPids(t, out)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tcs did not stop within 30 s of SIGINT\n%s", buf.String())
+	}
+	s := readSummary(t, out)
+	if s.Ended != report.EndInterrupted {
+		t.Errorf("ended = %q, want %q", s.Ended, report.EndInterrupted)
+	}
+	if s.VirtualS <= 0 {
+		t.Errorf("virtual_s = %g after running", s.VirtualS)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("child %d still alive after SIGINT", pid)
+		}
+	}
+}
+
+// SIGKILL to tcs leaves no child alive and nothing at real-time priority.
+func TestSIGKILLLeavesNothing(t *testing.T) {
+	needRT(t)
+	cmd, out, _ := startLong(t)
+	pids := childPids(t, out)
+	tcsPid := cmd.Process.Pid
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cmd.Process.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range append(pids, tcsPid) {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d alive after SIGKILL of tcs", pid)
+		}
+		if realtime(pid) {
+			t.Errorf("process %d still at real-time priority", pid)
+		}
+	}
+}
+
+// tcs check names the file, the line, the field and what would be valid.
+func TestCheckNamesFieldAndFix(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	src := "duration: 10s\ndynamics: {model: pendulum, step: 1ms}\nrobots:\n  - name: arm\n    clients:\n      - name: pd\n        cmd: [tcs, client, pd]\n        class: periodic\n        period: fast\n"
+	if err := os.WriteFile(bad, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outp, err := exec.Command(tcsBin, "check", bad).CombinedOutput()
+	if err == nil {
+		t.Fatalf("tcs check accepted a bad file:\n%s", outp)
+	}
+	msg := string(outp)
+	for _, want := range []string{bad + ":9", "robots[0].clients[0].period", "fast"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	outp, err = exec.Command(tcsBin, "check", "../config/pendulum.yaml", "../config/two-robots.yaml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tcs check on the examples: %v\n%s", err, outp)
+	}
+}
