@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -25,8 +26,7 @@ var dispatchC []byte
 // DispatchOpts configures Dispatch. Zero values take the documented
 // defaults.
 type DispatchOpts struct {
-	// CPU is the simulation CPU; -1 (or 0 with every other field zero is
-	// NOT special: set -1) means the last online CPU.
+	// CPU is the simulation CPU; -1 means the last online CPU (0 is CPU 0).
 	CPU int
 	// Base is the SCHED_FIFO base priority. Default 80.
 	Base int
@@ -249,9 +249,17 @@ func cCycle(opts DispatchOpts, cbin string, other, n int) (Stats, error) {
 		return Stats{}, fmt.Errorf("bench dispatch: %w", err)
 	}
 	defer lock.Unlock()
-	cmd := exec.Command(cbin, strconv.Itoa(opts.CPU), strconv.Itoa(other), strconv.Itoa(opts.Base), strconv.Itoa(n),
+	ctx, cancel := context.WithTimeout(context.Background(), opts.Duration+20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cbin, strconv.Itoa(opts.CPU), strconv.Itoa(other), strconv.Itoa(opts.Base), strconv.Itoa(n),
 		strconv.FormatInt(opts.Duration.Milliseconds(), 10))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	defer func() {
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left
+		}
+	}()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -97,10 +97,12 @@ int main(int argc, char **argv) {
 	}
 	(void)other;
 
+	pid_t parent = getpid();
 	pid_t det = fork();
 	if (det == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		uint64_t last = atomic_load(&shm->gen), one = 1;
+		if (getppid() != parent) _exit(0);
+		uint64_t last = 0, one = 1; // gen was 0 at fork
 		for (;;) {
 			uint64_t g = atomic_load_explicit(&shm->gen, memory_order_acquire);
 			if (g != last) {
@@ -118,7 +120,9 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < n; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0) {
+			// Runs only once dispatched: if the parent died first, leave.
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent) _exit(0);
 			for (;;) pause();
 		}
 		setprio(pids[i], base - 3);
@@ -157,6 +161,12 @@ int main(int argc, char **argv) {
 			int k = epoll_wait(ep, evs, 32, -1);
 			(void)mono();
 			for (int j = 0; j < k; j++) {
+				if (evs[j].data.u64 == 1) {
+					uint64_t v;
+					if (read(tfd, &v, 8) < 0) {}
+					fprintf(stderr, "timer fired: a client did not block\n");
+					return 1;
+				}
 				if (evs[j].data.u64 == 2) {
 					uint64_t v;
 					if (read(efd, &v, 8) < 0) {}

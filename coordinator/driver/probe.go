@@ -28,3 +28,18 @@ func (m *Mechanism) DetectorPid() int {
 	}
 	return m.det.cmd.Process.Pid
 }
+
+// DetectorCPU is the CPU time (ns) the block detector has used: it spins
+// whenever nothing else on the simulation CPU may run, and that is
+// coordination overhead.
+func (m *Mechanism) DetectorCPU() int64 {
+	pid := m.DetectorPid()
+	if pid == 0 {
+		return 0
+	}
+	v, err := m.clock.Ns(linux.ProcessCPUClock(pid))
+	if err != nil {
+		return 0
+	}
+	return v
+}

@@ -98,7 +98,6 @@ type runClient struct {
 	period  *report.PeriodStats
 	inbox   []inbox
 	exit    *int
-	signal  int
 	gone    bool
 }
 
@@ -113,7 +112,6 @@ type runner struct {
 	world   dynamics.World
 	clients []*runClient
 	stopFd  int
-	stopBuf [8]byte
 
 	obs  [][native.MaxValues]float64 // held sensor sample per body, at the last boundary
 	obsN []int
@@ -123,6 +121,7 @@ type runner struct {
 	drift     report.Quantiles
 	late      report.Quantiles
 	dynNs     int64
+	detNs     int64
 	coordNs   int64
 	missesAll int64
 	ended     string
@@ -324,10 +323,15 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	limit := sc.EffectiveWallLimit().Nanoseconds()
 	r.deadline = r.wallStart + limit
 	c0, _ := r.clk.Ns(threadCPUClock)
+	d0 := mech.DetectorCPU()
 	loopErr := r.loop()
 	c1, _ := r.clk.Ns(threadCPUClock)
+	d1 := mech.DetectorCPU()
 	r.wallEnd = r.clk.Monotonic()
-	r.coordNs = c1 - c0 - r.dynNs
+	// The coordinator's cost: the dispatch thread's CPU less the world's
+	// steps, plus the detector's spinning.
+	r.coordNs = c1 - c0 - r.dynNs + (d1 - d0)
+	r.detNs = d1 - d0
 
 	// Final CPU of every live client, before the mechanism ends them.
 	for _, c := range r.clients {
@@ -340,6 +344,8 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if r.rc.Status != nil {
 		fmt.Fprintln(r.rc.Status)
 	}
+	r.log.Info().Int64("coordinator_thread_ns", c1-c0-r.dynNs).Int64("detector_ns", r.detNs).
+		Int64("dynamics_ns", r.dynNs).Msg("overhead")
 	for _, e := range r.leakEv[:r.nleak] {
 		r.log.Info().Int("client", e.client).Int64("ns", e.ns).Int64("dispatch", e.at).Str("after", e.prev.String()).Msg("leak event")
 	}
