@@ -42,6 +42,7 @@ type client struct {
 	missed      bool
 	activations int64
 	misses      int64
+	blocks      int64
 	yielded     bool // lockstep: a best-effort client returned for this step
 	starved     uint // consecutive preempted slices that got no CPU (≤ 16)
 	exitCode    int
@@ -181,6 +182,7 @@ func (p *Policy) Stats(c int) ClientStats {
 		Real:        real,
 		Activations: cl.activations,
 		Misses:      cl.misses,
+		Blocks:      cl.blocks,
 		Exited:      cl.st == stExited,
 		ExitCode:    cl.exitCode,
 		State:       stateNames[cl.st],
@@ -248,6 +250,9 @@ func (p *Policy) Next(wall int64) Action {
 	cpu := int64(math.Ceil(float64(budget) / p.clients[c].charge))
 	return p.dispatch(c, cpu)
 }
+
+// maxEps bounds the timer compensation: a quarter quantum, at most 100 µs.
+func (p *Policy) maxEps() int64 { return min(p.conf.Quantum/4, 100_000) }
 
 func (p *Policy) dispatch(c int, cpu int64) Action {
 	cl := &p.clients[c]
@@ -452,9 +457,16 @@ func (p *Policy) Ran(c int, cpu int64, why Stop) {
 	if why == Preempted && p.conf.Compensation {
 		// What the slice fell short of the armed time (negative when the
 		// coordinator took the CPU back late): next time arm that much more.
-		cl.eps = min(max(cl.lastArm-cpu, -p.conf.Quantum/2), p.conf.Quantum)
+		// A slice that fell short or overran by more than maxEps was not
+		// the timer's ordinary error but the machine's (RT throttling or
+		// the fair server taking the CPU, the host stealing it): learning
+		// from it would make the next slice overrun, so it is ignored.
+		if over := cl.lastArm - cpu; over >= -p.maxEps() && over <= p.maxEps() {
+			cl.eps = over
+		}
 	}
 	if why == Blocked && cl.st == stRunnable {
+		cl.blocks++
 		p.block(c, stBlocked)
 		p.nblocked++
 		p.probed = false

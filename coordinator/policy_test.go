@@ -297,3 +297,45 @@ func TestDecisionsDoNotAllocate(t *testing.T) {
 		t.Fatalf("%.1f allocations per decision", allocs)
 	}
 }
+
+// A slice cut short by the machine (RT throttling, the fair server, the host)
+// must not teach the compensation to overrun the next one.
+func TestCompensationIgnoresAnomalies(t *testing.T) {
+	conf, _ := twoRobots(Consistent, 10*ms)
+	p, err := New(conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a Action
+	next := func() Action {
+		for {
+			a = p.Next(0)
+			switch a.Kind {
+			case KindDispatch, KindFinish:
+				return a
+			case KindProbe:
+				p.Probed()
+			}
+		}
+	}
+	// Let the controllers idle so that the planner runs.
+	for i := 0; i < 20; i++ {
+		a = next()
+		switch {
+		case a.Client == 0 || a.Client == 2:
+			p.Ran(a.Client, 5*us, Request)
+			p.Idle(a.Client, (p.Progress(a.Client)/ms+1)*ms)
+		default:
+			got := a.Arm
+			if i > 10 && got > a.Budget+p.maxEps() {
+				t.Fatalf("slice armed for %d with budget %d: compensation learned an anomaly", got, a.Budget)
+			}
+			// Every third slice is cut to a tenth by the machine.
+			used := a.Arm - 3*us
+			if i%3 == 0 {
+				used = a.Arm / 10
+			}
+			p.Ran(a.Client, used, Preempted)
+		}
+	}
+}

@@ -336,6 +336,7 @@ type ClientStats struct {
 	Real        int64 // real progress (CPU × configured cpu_scale + waits)
 	Activations int64
 	Misses      int64
+	Blocks      int64 // times it blocked for a reason the policy could not see
 	Exited      bool
 	ExitCode    int
 	State       string

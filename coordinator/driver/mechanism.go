@@ -262,13 +262,9 @@ func (m *Mechanism) RemoveFd(fd int) error { return m.ep.Del(fd) }
 // is ready. It does not allocate.
 func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	var w Wake
-	since := m.lastWake - m.lastYield
-	// Past yieldMust the goroutine yields before raising p, so that only
-	// the spinning detector runs during the handoff; past yieldEvery it
-	// yields while p runs, when p's budget leaves room for the handoff, so
-	// the handoff costs nothing (p's CPU is measured around it).
-	must := since > yieldMust
-	overlap := !must && since > yieldEvery && budget >= yieldMinBudget
+	// Past yieldEvery the goroutine yields before raising p, so that only
+	// the spinning detector can run during the handoff.
+	must := m.lastWake-m.lastYield > yieldEvery
 	if p != m.cur || must {
 		if m.cur != nil {
 			if err := m.setLevel(m.cur, m.conf.Base-3); err != nil {
@@ -304,9 +300,6 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		}
 	}
 	gen := atomic.AddUint64(m.det.gen, 1)
-	if overlap {
-		m.yield()
-	}
 	err := m.wait(&w, -1, gen)
 	if end, cerr := p.clock.Ns(p.clk); cerr == nil {
 		w.CPU = end - start
@@ -363,15 +356,13 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 //
 // Measured here: a locked goroutine's Gosched takes 85 µs (p50) to 190 µs
 // (p99) to come back, because another thread on another, often idle, CPU
-// must hand it back. So Run prefers to yield while the dispatched client
-// runs (after yieldEvery, when its budget is at least yieldMinBudget), and
-// yields with no client raised only when it must (after yieldMust, before
-// sysmon's 10 ms).
+// must hand it back; so the yield comes as late as is safe before sysmon's
+// 10 ms. (Yielding while the dispatched client runs hides that cost but
+// lets the client overrun its slice by the handoff, up to milliseconds when
+// the other CPU is busy: tried and rejected.)
 const (
-	rearmSlack     = 20_000
-	yieldEvery     = 4_000_000
-	yieldMust      = 8_000_000
-	yieldMinBudget = 400_000
+	rearmSlack = 20_000
+	yieldEvery = 8_000_000
 )
 
 func (m *Mechanism) yield() {

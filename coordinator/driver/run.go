@@ -76,6 +76,22 @@ type inbox struct {
 
 var debugLeak = os.Getenv("TCS_DEBUG_LEAK") != ""
 
+// lateEvent is an activation that began more than a quarter period late,
+// kept for the log.
+type lateEvent struct {
+	client            int
+	due, begin, world int64
+	wall              int64
+}
+
+// overEvent is a dispatch in which the client used much more CPU than
+// the timer was armed for, kept for the log.
+type overEvent struct {
+	client                           int
+	budget, arm, cpu, late, wall, at int64
+	timer, blocked                   bool
+}
+
 type leakEvent struct {
 	client int
 	ns     int64
@@ -132,6 +148,10 @@ type runner struct {
 	clk       linux.Clock
 
 	leakEv   [64]leakEvent
+	lateEv   [32]lateEvent
+	overEv   [32]overEvent
+	nover    int
+	nlate    int
 	nleak    int
 	prevKind coordinator.Kind
 
@@ -144,6 +164,10 @@ type recorder struct{ r *runner }
 
 func (rec recorder) Activation(c int, begin, due int64) {
 	rc := rec.r.clients[c]
+	if r := rec.r; begin-due > rc.conf.Period.Nanoseconds()/4 && r.nlate < len(r.lateEv) {
+		r.lateEv[r.nlate] = lateEvent{client: c, due: due, begin: begin, world: r.pol.Now(), wall: r.clk.Monotonic() - r.wallStart}
+		r.nlate++
+	}
 	if p := rc.period.Period(); p > 0 {
 		rc.period.Activation(due/p, begin)
 	}
@@ -346,6 +370,15 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	}
 	r.log.Info().Int64("coordinator_thread_ns", c1-c0-r.dynNs).Int64("detector_ns", r.detNs).
 		Int64("dynamics_ns", r.dynNs).Msg("overhead")
+	for _, e := range r.lateEv[:r.nlate] {
+		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("due_ns", e.due).Int64("late_ns", e.begin-e.due).
+			Int64("world_ns", e.world).Float64("wall_s", float64(e.wall)/1e9).Msg("late activation")
+	}
+	for _, e := range r.overEv[:r.nover] {
+		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("budget_ns", e.budget).Int64("arm_ns", e.arm).
+			Int64("cpu_ns", e.cpu).Int64("late_ns", e.late).Int64("run_wall_ns", e.wall).Bool("timer", e.timer).
+			Bool("blocked", e.blocked).Float64("wall_s", float64(e.at)/1e9).Msg("overran its slice")
+	}
 	for _, e := range r.leakEv[:r.nleak] {
 		r.log.Info().Int("client", e.client).Int64("ns", e.ns).Int64("dispatch", e.at).Str("after", e.prev.String()).Msg("leak event")
 	}
@@ -851,7 +884,7 @@ func (r *runner) summary() *report.Summary {
 		}
 		s.Clients[len(s.Clients)-1] = cs
 		r.log.Info().Str("client", c.conf.Name).Int64("cpu_base_ns", c.base).Int64("cpu_final_ns", c.final).
-			Int64("cpu_dispatched_ns", c.ran).Float64("leak_s", cs.LeakS).Msg("accounting")
+			Int64("cpu_dispatched_ns", c.ran).Float64("leak_s", cs.LeakS).Int64("blocked_unseen", st.Blocks).Msg("accounting")
 	}
 	if r.ended == "" {
 		switch {
