@@ -95,9 +95,9 @@ func TestExampleTwoRobots(t *testing.T) {
 		subs     []int
 	}
 	want := []row{
-		{"alpha_pd", 0, ClassPeriodic, Millisecond, 10, "tcs client pd --plan", []int{1}},
+		{"alpha_pd", 0, ClassPeriodic, 10 * Millisecond, 10, "tcs client pd --plan", []int{1}},
 		{"alpha_planner", 0, ClassBestEffort, 0, 0, "tcs client planner", nil},
-		{"beta_pd", 1, ClassPeriodic, 2 * Millisecond, 10, "tcs client pd", nil},
+		{"beta_pd", 1, ClassPeriodic, 10 * Millisecond, 10, "tcs client pd", nil},
 	}
 	if len(refs) != len(want) {
 		t.Fatalf("%d clients, want %d", len(refs), len(want))

@@ -50,14 +50,16 @@ func runPD(args []string, stderr io.Writer) int {
 	return finish("pd", pdLoop(c, &law, p, *target, *plan, int64(*work)), stderr)
 }
 
-// pdLoop is the activation loop; it does not allocate.
+// pdLoop is the activation loop; it does not allocate. Each activation is
+// one round trip (WriteIdle), its observation delivered with it; only when
+// the world lags the activation does it Read the sample at its progress.
 func pdLoop(c *native.Client, law *PD, period int64, target float64, usePlan bool, work int64) error {
 	var obs [2]float64
 	var cmd [1]float64
 	var planBuf [4]float64
 	k := c.Now() / period
+	n, _, err := c.Read(obs[:])
 	for {
-		n, _, err := c.Read(obs[:])
 		if err != nil {
 			return err
 		}
@@ -65,9 +67,13 @@ func pdLoop(c *native.Client, law *PD, period int64, target float64, usePlan boo
 			return errors.New("observation has fewer than 2 values (want [θ, θ̇])")
 		}
 		if usePlan {
-			m, _, err := c.Recv(1, planBuf[:])
-			if err != nil {
-				return err
+			// The newest plan comes with the activation when channel 1 is
+			// the first the client subscribes to; Recv otherwise.
+			m, _ := c.In(planBuf[:])
+			if m == 0 {
+				if m, _, err = c.Recv(1, planBuf[:]); err != nil {
+					return err
+				}
 			}
 			if m > 0 && !math.IsNaN(planBuf[0]) {
 				target = planBuf[0]
@@ -77,12 +83,14 @@ func pdLoop(c *native.Client, law *PD, period int64, target float64, usePlan boo
 		if work > 0 {
 			burn(work)
 		}
-		if err := c.Write(0, cmd[:]); err != nil {
+		k++
+		var now, at int64
+		if now, err = c.WriteIdle(0, cmd[:], k*period); err != nil {
 			return err
 		}
-		k++
-		if _, err := c.Idle(k * period); err != nil {
-			return err
+		n, at = c.Obs(obs[:])
+		if at < now {
+			n, _, err = c.Read(obs[:])
 		}
 	}
 }

@@ -230,9 +230,10 @@ func (p *Policy) Next(wall int64) Action {
 	}
 	rb := &p.robots[best]
 	budget := p.t + p.conf.Quantum - rb.r
-	if budget <= 0 {
-		// Every runnable robot is a quantum ahead: the world catches up to
-		// the one furthest behind, with a partial step if it must.
+	if budget <= p.minSlice() {
+		// Every runnable robot is (within a minimal slice of) a quantum
+		// ahead: the world catches up to the one furthest behind, with a
+		// partial step if it must.
 		return p.step(m)
 	}
 	c := p.top(best)
@@ -247,9 +248,21 @@ func (p *Policy) Next(wall int64) Action {
 			budget = o.wake - rb.r
 		}
 	}
+	if budget < p.minSlice() {
+		// Less than a minimal slice before a higher client's activation:
+		// a dispatch would cost more than it gives, so the robot's CPU
+		// idles until the activation (it charges time, never hides CPU).
+		rb.r += budget
+		rb.rr += budget
+		return p.Next(0)
+	}
 	cpu := int64(math.Ceil(float64(budget) / p.clients[c].charge))
 	return p.dispatch(c, cpu)
 }
+
+// minSlice is the shortest slice worth a dispatch: a fiftieth of the
+// quantum, at most 20 µs (a dispatch costs about that much here).
+func (p *Policy) minSlice() int64 { return min(p.conf.Quantum/50, 20_000) }
 
 // maxEps bounds the timer compensation: a quarter quantum, at most 100 µs.
 func (p *Policy) maxEps() int64 { return min(p.conf.Quantum/4, 100_000) }

@@ -29,17 +29,18 @@ func (m *Mechanism) DetectorPid() int {
 	return m.det.cmd.Process.Pid
 }
 
-// DetectorCPU is the CPU time (ns) the block detector has used: it spins
-// whenever nothing else on the simulation CPU may run, and that is
-// coordination overhead.
+// DetectorCPU is the CPU time (ns) the block detector's spinning thread
+// has used on the simulation CPU: it spins whenever nothing else there may
+// run, and that is coordination overhead. (Its process's other Go runtime
+// threads live on the other CPUs and are not counted.)
 func (m *Mechanism) DetectorCPU() int64 {
 	pid := m.DetectorPid()
 	if pid == 0 {
 		return 0
 	}
-	v, err := m.clock.Ns(linux.ProcessCPUClock(pid))
+	ns, err := linux.ThreadRuntime(pid, pid)
 	if err != nil {
 		return 0
 	}
-	return v
+	return ns
 }

@@ -115,6 +115,7 @@ type runClient struct {
 	inbox   []inbox
 	exit    *int
 	gone    bool
+	idleOp  native.Op // the op (Idle or WriteIdle) an activation answers
 }
 
 // runner is the state of one run; its loop runs on the locked dispatch
@@ -131,6 +132,7 @@ type runner struct {
 
 	obs  [][native.MaxValues]float64 // held sensor sample per body, at the last boundary
 	obsN []int
+	obsT int64 // virtual time of the held sample
 	cmd  [maxSlots][native.MaxValues]float64
 	cmdN [maxSlots]int
 
@@ -574,6 +576,7 @@ func (r *runner) step(a coordinator.Action) {
 		for b := range r.obs {
 			r.obsN[b] = r.world.Observe(b, r.obs[b][:])
 		}
+		r.obsT = a.To
 	}
 	r.dynNs += r.clk.Monotonic() - t0
 	r.pubT.Store(a.To)
@@ -583,10 +586,20 @@ func (r *runner) step(a coordinator.Action) {
 
 func (r *runner) release(a coordinator.Action) {
 	c := r.clients[a.Client]
-	op := native.OpIdle
+	op := c.idleOp
 	if a.Wait == coordinator.WaitSample {
 		op = native.OpRead
-		r.fillObs(c)
+	}
+	// Every activation comes with the newest sample (see native.Client.Obs)
+	// and the newest message on the first subscribed channel (Client.In).
+	r.fillObs(c)
+	if a.Wait == coordinator.WaitActivation && len(c.inbox) > 0 {
+		n, stamp := r.recv(c, c.inbox[0].ch, a.Now)
+		if n >= native.StatusErrorBase {
+			n = 0
+		}
+		shm := c.ep.Shm()
+		shm.InLen, shm.InTime = n, stamp
 	}
 	r.reply(a.Client, native.Reply{Op: op, Now: a.Now})
 }
@@ -601,6 +614,7 @@ func (r *runner) fillObs(c *runClient) {
 	n := r.obsN[b]
 	copy(shm.Obs[:n], r.obs[b][:n])
 	shm.ObsLen = uint32(n)
+	shm.ObsTime = r.obsT
 }
 
 func (r *runner) reply(i int, rep native.Reply) {
@@ -636,6 +650,11 @@ func (r *runner) serve(i int) {
 		return
 	}
 	now := r.pol.Progress(i)
+	if st := req.Check(); st != native.StatusOK {
+		r.log.Warn().Str("client", c.conf.Name).Str("op", req.Op.String()).Int64("arg", req.Arg).Msg("bad request")
+		r.reply(i, native.Reply{Op: req.Op, Status: st, Now: now})
+		return
+	}
 	if !c.hello && req.Op != native.OpHello {
 		r.reply(i, native.Reply{Op: req.Op, Status: native.StatusNotHello, Now: now})
 		return
@@ -654,8 +673,11 @@ func (r *runner) serve(i int) {
 			r.fillObs(c)
 			r.reply(i, native.Reply{Op: req.Op, Now: now})
 		}
-	case native.OpWrite:
+	case native.OpWrite, native.OpWriteIdle:
 		n := req.Arg
+		if req.Op == native.OpWriteIdle {
+			n = int64(c.ep.Shm().OutLen)
+		}
 		if n < 0 || n > native.MaxValues {
 			r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadRequest, Now: now})
 			return
@@ -669,8 +691,14 @@ func (r *runner) serve(i int) {
 			r.deliver(req.Ch, now, shm.Out[:n])
 			r.pol.Wrote(i)
 		}
+		if req.Op == native.OpWriteIdle {
+			c.idleOp = req.Op
+			r.pol.Idle(i, req.Arg)
+			return
+		}
 		r.reply(i, native.Reply{Op: req.Op, Now: now})
 	case native.OpIdle:
+		c.idleOp = req.Op
 		r.pol.Idle(i, req.Arg)
 	case native.OpRecv:
 		st, stamp := r.recv(c, req.Ch, now)

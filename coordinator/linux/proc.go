@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Stat is the part of a /proc/PID/stat (or /proc/PID/task/TID/stat) line
@@ -114,3 +115,29 @@ func Tasks(pid int) ([]int, error) {
 
 // ErrGone is returned by TaskDir methods when the process no longer exists.
 var ErrGone = errors.New("process gone")
+
+// ThreadRuntime returns the CPU time (ns) thread tid of process pid has
+// used, from /proc/PID/task/TID/schedstat (the first field). It works for
+// threads of other processes, whose per-thread CPU clocks clock_gettime
+// refuses.
+func ThreadRuntime(pid, tid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/schedstat")
+	if err != nil {
+		return 0, fmt.Errorf("read schedstat of %d/%d: %w", pid, tid, err)
+	}
+	return ParseSchedstat(b)
+}
+
+// ParseSchedstat parses a /proc/.../schedstat line ("runtime waittime
+// slices") and returns the runtime in ns.
+func ParseSchedstat(b []byte) (int64, error) {
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, fmt.Errorf("schedstat %q: no fields", b)
+	}
+	v, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat %q: %w", b, err)
+	}
+	return v, nil
+}

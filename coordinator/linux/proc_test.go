@@ -276,3 +276,17 @@ func TestMonotonicIsClockMonotonic(t *testing.T) {
 		t.Errorf("CLOCK_MONOTONIC %d not within [%d, %d]", k, a, b)
 	}
 }
+
+func TestParseSchedstat(t *testing.T) {
+	for in, want := range map[string]int64{"123456 789 10\n": 123456, "0 0 0": 0} {
+		got, err := ParseSchedstat([]byte(in))
+		if err != nil || got != want {
+			t.Errorf("%q: %d, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "x 1 2", "\n"} {
+		if _, err := ParseSchedstat([]byte(in)); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}

@@ -152,8 +152,56 @@ func (c *Client) Write(ch int, vals []float64) error {
 	return nil
 }
 
+// Obs copies the observation delivered with the last Read or activation
+// (Idle, WriteIdle) into dst and returns the number of values and the
+// virtual time it was sampled at. At an activation the coordinator delivers
+// the newest sample the world has computed; when it is older than the
+// activation (at < now: the world lags the robot), Read waits for the
+// sample at the client's progress.
+func (c *Client) Obs(dst []float64) (n int, at int64) {
+	if c.shm == nil {
+		return 0, 0
+	}
+	m := int(min(c.shm.ObsLen, MaxValues))
+	return copy(dst, c.shm.Obs[:m]), c.shm.ObsTime
+}
+
+// In copies the message delivered with the last activation (the newest on
+// the client's first subscribed channel, see the package doc) into dst and
+// returns the number of values (0: none yet) and its stamp.
+func (c *Client) In(dst []float64) (n int, stamp int64) {
+	if c.shm == nil {
+		return 0, 0
+	}
+	m := int(min(c.shm.InLen, MaxValues))
+	return copy(dst, c.shm.In[:m]), c.shm.InTime
+}
+
+// WriteIdle writes vals on channel ch (as Write) and idles until until (as
+// Idle) in one round trip.
+func (c *Client) WriteIdle(ch int, vals []float64, until int64) (now int64, err error) {
+	if ch < 0 || ch > math.MaxUint32 {
+		return c.now, ErrBadChannel
+	}
+	if len(vals) > MaxValues {
+		return c.now, ErrTooMany
+	}
+	if c.shm == nil {
+		return c.now, ErrClosed
+	}
+	copy(c.shm.Out[:], vals)
+	c.shm.OutLen = uint32(len(vals))
+	r, err := c.call(OpWriteIdle, uint32(ch), until)
+	if err != nil {
+		return c.now, err
+	}
+	c.now = r.Now
+	return r.Now, nil
+}
+
 // Idle gives up the CPU until virtual time until (absolute ns); it returns
-// at the activation with the client's virtual time.
+// at the activation with the client's virtual time (and an observation, see
+// Obs).
 func (c *Client) Idle(until int64) (now int64, err error) {
 	r, err := c.call(OpIdle, 0, until)
 	if err != nil {

@@ -28,6 +28,9 @@
 //	OpRecv  (ch)              copy the newest message on ch delivered to
 //	                          this client into Shm.In; reply status = count
 //	                          of values (0: none yet), now = its stamp
+//	OpWriteIdle (ch, arg = wake ns)
+//	                          OpWrite of Shm.Out[0:Shm.OutLen] on ch, then
+//	                          OpIdle until arg: one round trip per activation
 //	OpHello (arg = version)   first request: the reply carries the
 //	                          client's period in Shm.Period and virtual 0
 //
@@ -38,6 +41,14 @@
 // StatusShutdown — the simulation is ending and the client should exit (the
 // Go client returns an error matching ErrShutdown; the C client sets errno
 // to ESHUTDOWN). A client whose request pipe closes has exited.
+//
+// At every activation (the reply to OpIdle or OpWriteIdle) Shm.Obs holds
+// the newest sensor sample the world has computed and Shm.ObsTime its
+// virtual time; a client whose activation is later than ObsTime (the world
+// lags its robot) calls OpRead for the sample at its progress. A client that
+// subscribes to channels also finds, at every activation, the newest message
+// of its first subscribed channel that its progress has reached in Shm.In
+// (Shm.InLen values, stamped Shm.InTime; 0 when none): no OpRecv needed.
 //
 // The shared memory layout is fixed (see Shm and tcs_native.h, which must
 // agree byte for byte). Each side touches it only while it holds the turn:

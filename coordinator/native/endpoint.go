@@ -204,7 +204,9 @@ func (r Request) Check() uint32 {
 			return StatusBadRequest
 		}
 		return StatusOK
-	case OpIdle:
+	case OpIdle, OpWriteIdle:
+		// OpWriteIdle's count is Shm.OutLen, which the coordinator
+		// checks when it reads the shared memory.
 		if r.Arg < 0 {
 			return StatusBadRequest
 		}

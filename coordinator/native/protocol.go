@@ -16,6 +16,10 @@ const (
 	OpWrite Op = 3 // Shm.Out[0:arg] is a message on channel ch
 	OpIdle  Op = 4 // idle until virtual time arg (absolute ns)
 	OpRecv  Op = 5 // copy the newest message on ch into Shm.In
+	// OpWriteIdle is OpWrite of Shm.Out[0:Shm.OutLen] on channel ch, then
+	// OpIdle until arg: a periodic controller's whole exchange in one
+	// round trip.
+	OpWriteIdle Op = 6
 )
 
 func (o Op) String() string {
@@ -30,12 +34,14 @@ func (o Op) String() string {
 		return "idle"
 	case OpRecv:
 		return "recv"
+	case OpWriteIdle:
+		return "write-idle"
 	}
 	return fmt.Sprintf("op(%d)", uint32(o))
 }
 
 // Valid reports whether o is one of the protocol's operations.
-func (o Op) Valid() bool { return o >= OpHello && o <= OpRecv }
+func (o Op) Valid() bool { return o >= OpHello && o <= OpWriteIdle }
 
 // Reply statuses. For OpRecv a status below StatusErrorBase is the count of
 // values copied into Shm.In; for every other op 0 means done. A status at or

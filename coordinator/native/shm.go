@@ -20,7 +20,11 @@ const MaxValues = 64
 //	     8     4  Version   Version, written by the coordinator
 //	    12     4  ObsLen    values valid in Obs (set on an OpRead reply)
 //	    16     8  Period    client's period, ns (0: best-effort), set before the OpHello reply
-//	    24    40  Reserved  zero
+//	    24     8  ObsTime   virtual time Obs was sampled at (set with Obs)
+//	    32     4  OutLen    values valid in Out for OpWriteIdle
+//	    36     4  InLen     values valid in In delivered with an activation
+//	    40     8  InTime    stamp of that message (0: none)
+//	    48    16  Reserved  zero
 //	    64   512  Obs       observation, coordinator → client
 //	   576   512  Out       outgoing message, client → coordinator (OpWrite)
 //	  1088   512  In        received message, coordinator → client (OpRecv)
@@ -33,7 +37,11 @@ type Shm struct {
 	Version  uint32
 	ObsLen   uint32
 	Period   int64
-	Reserved [5]int64
+	ObsTime  int64
+	OutLen   uint32
+	InLen    uint32
+	InTime   int64
+	Reserved [2]int64
 	Obs      [MaxValues]float64
 	Out      [MaxValues]float64
 	In       [MaxValues]float64

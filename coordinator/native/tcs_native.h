@@ -41,7 +41,8 @@ enum tcs_op {
 	TCS_OP_READ = 2,
 	TCS_OP_WRITE = 3,
 	TCS_OP_IDLE = 4,
-	TCS_OP_RECV = 5
+	TCS_OP_RECV = 5,
+	TCS_OP_WRITE_IDLE = 6
 };
 
 #define TCS_STATUS_OK 0u
@@ -57,7 +58,11 @@ struct tcs_shm {
 	uint32_t version;   /*    8 TCS_VERSION */
 	uint32_t obs_len;   /*   12 values valid in obs */
 	int64_t period;     /*   16 client's period, ns (0: best-effort) */
-	int64_t reserved[5]; /*  24 zero */
+	int64_t obs_time;   /*   24 virtual time obs was sampled at */
+	uint32_t out_len;   /*   32 values valid in out for TCS_OP_WRITE_IDLE */
+	uint32_t in_len;    /*   36 values in `in` delivered with an activation */
+	int64_t in_time;    /*   40 stamp of that message (0: none) */
+	int64_t reserved[2]; /*  48 zero */
 	double obs[TCS_MAX_VALUES]; /*   64 observation (coordinator -> client) */
 	double out[TCS_MAX_VALUES]; /*  576 outgoing message (client -> coordinator) */
 	double in[TCS_MAX_VALUES];  /* 1088 received message (coordinator -> client) */
@@ -278,6 +283,29 @@ static inline int tcs_idle(struct tcs_client *c, int64_t until, int64_t *now)
 	int64_t t;
 
 	if (tcs__call(c, TCS_OP_IDLE, 0, until, &t) < 0)
+		return -1;
+	c->now = t;
+	if (now != NULL)
+		*now = t;
+	return 0;
+}
+
+/* tcs_write_idle writes n values of vals on channel ch (0: the actuator
+ * command) and idles until virtual time until, in one round trip. At the
+ * activation c->shm->obs holds the newest sample the world has computed,
+ * sampled at c->shm->obs_time; call tcs_read when it is older than *now. */
+static inline int tcs_write_idle(struct tcs_client *c, uint32_t ch, const double *vals, int n,
+				 int64_t until, int64_t *now)
+{
+	int64_t t;
+	if (n < 0 || n > TCS_MAX_VALUES) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		c->shm->out[i] = vals[i];
+	c->shm->out_len = (uint32_t)n;
+	if (tcs__call(c, TCS_OP_WRITE_IDLE, ch, until, &t) < 0)
 		return -1;
 	c->now = t;
 	if (now != NULL)

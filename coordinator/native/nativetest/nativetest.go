@@ -164,6 +164,30 @@ func (s *Server) stepTo(t int64) {
 	}
 }
 
+// observe fills the shared memory's observation with the world's state at
+// its current time, as a Read reply and an activation do.
+func (s *Server) observe(shm *native.Shm) {
+	shm.ObsLen = uint32(s.World.Observe(s.Body, shm.Obs[:]))
+	shm.ObsTime = s.World.Now()
+	if s.OnRead != nil {
+		s.OnRead(s.progress, shm.Obs[:shm.ObsLen])
+	}
+}
+
+// idle answers OpIdle and OpWriteIdle: the world steps to the wake time and
+// the activation comes with its observation.
+func (s *Server) idle(req native.Request, r native.Reply, shm *native.Shm) native.Reply {
+	if s.End > 0 && req.Arg > s.End {
+		r.Status = native.StatusShutdown
+		return r
+	}
+	s.progress = max(s.progress, req.Arg)
+	s.stepTo(s.progress)
+	s.observe(shm)
+	r.Now = s.progress
+	return r
+}
+
 func (s *Server) serve(req native.Request) native.Reply {
 	r := native.Reply{Op: req.Op, Now: s.progress}
 	if st := req.Check(); st != native.StatusOK {
@@ -179,12 +203,13 @@ func (s *Server) serve(req native.Request) native.Reply {
 		shm.Period = s.Period
 	case native.OpRead:
 		s.stepTo(s.progress)
-		shm.ObsLen = uint32(s.World.Observe(s.Body, shm.Obs[:]))
-		if s.OnRead != nil {
-			s.OnRead(s.progress, shm.Obs[:shm.ObsLen])
+		s.observe(shm)
+	case native.OpWrite, native.OpWriteIdle:
+		n := req.Arg
+		if req.Op == native.OpWriteIdle {
+			n = int64(min(shm.OutLen, native.MaxValues))
 		}
-	case native.OpWrite:
-		vals := shm.Out[:req.Arg]
+		vals := shm.Out[:n]
 		if req.Ch == 0 {
 			s.stepTo(s.progress)
 			s.World.SetCommand(s.Body, vals)
@@ -197,14 +222,11 @@ func (s *Server) serve(req native.Request) native.Reply {
 		w.Count++
 		w.Last = append(w.Last[:0], vals...)
 		w.Stamp = s.progress
-	case native.OpIdle:
-		if s.End > 0 && req.Arg > s.End {
-			r.Status = native.StatusShutdown
-			return r
+		if req.Op == native.OpWriteIdle {
+			return s.idle(req, r, shm)
 		}
-		s.progress = max(s.progress, req.Arg)
-		s.stepTo(s.progress)
-		r.Now = s.progress
+	case native.OpIdle:
+		return s.idle(req, r, shm)
 	case native.OpRecv:
 		m := s.inbox[req.Ch]
 		r.Status = uint32(copy(shm.In[:], m.vals))
