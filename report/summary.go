@@ -55,6 +55,9 @@ type Summary struct {
 	DriftFinalS float64 `json:"drift_final_s"`
 	// LeakS is the CPU time clients used while not dispatched (must be 0).
 	LeakS float64 `json:"leak_s"`
+	// HostStealS is time the hypervisor took from the simulation CPU during
+	// slices, found in /proc/stat and not charged to the clients.
+	HostStealS float64 `json:"host_steal_s"`
 	// Dispatches is the number of times a client was given the CPU.
 	Dispatches int64 `json:"dispatches"`
 	// DynamicsSteps is the number of (full or partial) dynamics steps.

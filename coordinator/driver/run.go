@@ -109,6 +109,7 @@ type runClient struct {
 	base    int64 // process CPU clock before its first dispatch
 	based   bool
 	ran     int64 // CPU measured across dispatches
+	stolen  int64 // hypervisor steal deducted from its dispatches
 	last    int64 // free mode: CPU at the last usage report
 	final   int64 // process CPU clock at exit or at the end
 	period  *report.PeriodStats
@@ -149,13 +150,17 @@ type runner struct {
 	deadline  int64
 	clk       linux.Clock
 
-	leakEv   [64]leakEvent
-	lateEv   [32]lateEvent
-	overEv   [32]overEvent
-	nover    int
-	nlate    int
-	nleak    int
-	prevKind coordinator.Kind
+	leakEv    [64]leakEvent
+	lateEv    [32]lateEvent
+	stealSeen int64
+	stealNs   int64
+	stealEv   [32][2]int64
+	nsteal    int
+	overEv    [32]overEvent
+	nover     int
+	nlate     int
+	nleak     int
+	prevKind  coordinator.Kind
 
 	// published for the status goroutine
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
@@ -346,6 +351,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	defer debug.SetGCPercent(old)
 
 	r.wallStart = r.clk.Monotonic()
+	r.stealSeen, _ = linux.ReadSteal(mech.CPU())
 	limit := sc.EffectiveWallLimit().Nanoseconds()
 	r.deadline = r.wallStart + limit
 	c0, _ := r.clk.Ns(threadCPUClock)
@@ -372,6 +378,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	}
 	r.log.Info().Int64("coordinator_thread_ns", c1-c0-r.dynNs).Int64("detector_ns", r.detNs).
 		Int64("dynamics_ns", r.dynNs).Msg("overhead")
+	for _, e := range r.stealEv[:r.nsteal] {
+		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("steal_ns", e[1]).Msg("hypervisor stole the simulation CPU during a slice; not charged")
+	}
 	for _, e := range r.lateEv[:r.nlate] {
 		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("due_ns", e.due).Int64("late_ns", e.begin-e.due).
 			Int64("world_ns", e.world).Float64("wall_s", float64(e.wall)/1e9).Msg("late activation")
@@ -389,6 +398,29 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		loopErr = werr
 	}
 	return sum, loopErr
+}
+
+// stealCheck is how far beyond its timer a slice must run before the
+// hypervisor's steal time is looked at.
+const stealCheck = 2_000_000
+
+// steal returns how much of an overrun of over ns was time the hypervisor
+// took from the simulation CPU (/proc/stat's steal, in 10 ms units): the
+// kernel here charges it to whichever task was running, so a client would
+// be charged for CPU it never had. It is deducted and reported.
+func (r *runner) steal(over int64) int64 {
+	now, err := linux.ReadSteal(r.mech.CPU())
+	if err != nil {
+		return 0
+	}
+	d := min(max(now-r.stealSeen, 0), over)
+	r.stealSeen = now
+	r.stealNs += d
+	if d > 0 && r.nsteal < len(r.stealEv) {
+		r.stealEv[r.nsteal] = [2]int64{r.clk.Monotonic() - r.wallStart, d}
+		r.nsteal++
+	}
+	return d
 }
 
 // threadCPUClock is CLOCK_THREAD_CPUTIME_ID.
@@ -518,6 +550,11 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	}
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
+	}
+	if w.CPU > a.Arm+stealCheck {
+		d := r.steal(w.CPU - a.Arm)
+		w.CPU -= d
+		c.stolen += d
 	}
 	c.ran += w.CPU
 	if w.Timer {
@@ -905,7 +942,7 @@ func (r *runner) summary() *report.Summary {
 		clientsNs += c.ran
 		activations += st.Activations
 		if c.based && c.final > 0 {
-			if l := (c.final - c.base) - c.ran; l > 0 {
+			if l := (c.final - c.base) - c.ran - c.stolen; l > 0 {
 				leak += l
 				cs.LeakS = report.Seconds(l)
 			}
@@ -928,6 +965,7 @@ func (r *runner) summary() *report.Summary {
 		}
 	}
 	s.LeakS = report.Seconds(leak)
+	s.HostStealS = report.Seconds(r.stealNs)
 	s.Overhead = report.Overhead{
 		CoordinatorS: report.Seconds(max(r.coordNs, 0)),
 		ClientsS:     report.Seconds(clientsNs),

@@ -141,3 +141,39 @@ func ParseSchedstat(b []byte) (int64, error) {
 	}
 	return v, nil
 }
+
+// userHZ is the unit of /proc/stat's times (USER_HZ, 100 on Linux).
+const userHZ = 100
+
+// ReadSteal returns the time (ns) the hypervisor has stolen from cpu since
+// boot, from /proc/stat (the steal column, in 10 ms units: coarse, but the
+// only interface the kernel offers).
+func ReadSteal(cpu int) (int64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, fmt.Errorf("read /proc/stat: %w", err)
+	}
+	return ParseSteal(b, cpu)
+}
+
+// ParseSteal finds cpu's line in the text of /proc/stat and returns its
+// steal time in ns.
+func ParseSteal(stat []byte, cpu int) (int64, error) {
+	name := "cpu" + strconv.Itoa(cpu)
+	for _, line := range strings.Split(string(stat), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != name {
+			continue
+		}
+		// cpuN user nice system idle iowait irq softirq steal ...
+		if len(f) < 9 {
+			return 0, fmt.Errorf("/proc/stat %s: no steal column", name)
+		}
+		v, err := strconv.ParseInt(f[8], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat %s steal %q: %w", name, f[8], err)
+		}
+		return v * (1_000_000_000 / userHZ), nil
+	}
+	return 0, fmt.Errorf("/proc/stat: no line for %s", name)
+}

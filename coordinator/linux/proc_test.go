@@ -290,3 +290,16 @@ func TestParseSchedstat(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSteal(t *testing.T) {
+	stat := []byte("cpu  97921 0 17082 231765 1296 0 125 122 0 0\ncpu0 29039 0 6139 137480 1063 0 21 72 0 0\ncpu1 68881 0 10942 94284 233 0 104 50 0 0\nintr 1 2\n")
+	if ns, err := ParseSteal(stat, 1); err != nil || ns != 500_000_000 {
+		t.Fatalf("cpu1: %d, %v", ns, err)
+	}
+	if _, err := ParseSteal(stat, 2); err == nil {
+		t.Fatal("cpu2: no error")
+	}
+	if _, err := ParseSteal([]byte("cpu1 1 2 3\n"), 1); err == nil {
+		t.Fatal("short line: no error")
+	}
+}
