@@ -79,6 +79,14 @@ type Summary struct {
 	Robots []RobotSummary `json:"robots"`
 	// Clients in scenario order.
 	Clients []ClientSummary `json:"clients"`
+	// World is the world's final state: one observation per body.
+	World []BodySummary `json:"world,omitempty"`
+}
+
+// BodySummary is a body's final observation (e.g. [θ, θ̇] for a pendulum).
+type BodySummary struct {
+	Body int       `json:"body"`
+	Obs  []float64 `json:"obs"`
 }
 
 // Overhead is where the simulation CPU's time went.

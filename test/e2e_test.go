@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,6 +138,53 @@ func TestPendulum(t *testing.T) {
 	}
 	t.Logf("coordinator %.1f µs per activation; Δ p99 %.1f µs max %.1f µs; leak %.1f µs",
 		s.CoordinatorPerActivationUS, s.DriftP99S*1e6, s.DriftMaxS*1e6, s.LeakS*1e6)
+	checkBalanced(t, s, 0)
+}
+
+// checkBalanced asserts that body b's pendulum ends upright and still: the
+// controller really controlled the world.
+func checkBalanced(t *testing.T, s *report.Summary, b int) {
+	t.Helper()
+	if len(s.World) <= b || len(s.World[b].Obs) < 2 {
+		t.Fatalf("no final state of body %d in the summary", b)
+	}
+	theta, omega := s.World[b].Obs[0], s.World[b].Obs[1]
+	if d := math.Abs(math.Remainder(theta-math.Pi, 2*math.Pi)); d > 0.05 || math.Abs(omega) > 0.1 {
+		t.Errorf("pendulum %d ends at θ=%.3f rad, θ̇=%.3f rad/s: not balanced upright", b, theta, omega)
+	}
+}
+
+// The same acceptance run with the C controller (tcs_native.h), compiled
+// here with gcc.
+func TestPendulumC(t *testing.T) {
+	needRT(t)
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pd")
+	if out, err := exec.Command(gcc, "-O2", "-Wall", "-I", "../coordinator/native", "-o", bin, "../controllers/c/pd.c", "-lm").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	src, err := os.ReadFile("../config/pendulum.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scen := filepath.Join(dir, "pendulum-c.yaml")
+	if err := os.WriteFile(scen, bytes.Replace(src, []byte("cmd: [tcs, client, pd]"), []byte("cmd: ["+bin+"]"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runTCS(t, 3*time.Minute, scen)
+	s := r.sum
+	if r.code != 0 || s.Ended != report.EndCompleted {
+		t.Fatalf("exit %d, ended %q", r.code, s.Ended)
+	}
+	pd := client(t, s, "pd")
+	if pd.PeriodError > 0.001 || pd.DeadlineMisses != 0 || pd.Activations < 9990 {
+		t.Errorf("C pd: period_error %g, misses %d, activations %d", pd.PeriodError, pd.DeadlineMisses, pd.Activations)
+	}
+	checkBalanced(t, s, 0)
 }
 
 // Two robots, one with a best-effort planner that never sleeps under its
@@ -150,6 +198,7 @@ func TestTwoRobots(t *testing.T) {
 		t.Fatalf("exit %d, ended %q", r.code, s.Ended)
 	}
 	checkConsistent(t, s)
+	checkBalanced(t, s, 1) // beta's controller has its CPU to itself
 }
 
 func checkConsistent(t *testing.T, s *report.Summary) {

@@ -964,6 +964,11 @@ func (r *runner) summary() *report.Summary {
 			s.Ended = "every client exited"
 		}
 	}
+	for b := 0; b < r.world.Bodies(); b++ {
+		obs := make([]float64, r.world.ObservationLen(b))
+		n := r.world.Observe(b, obs)
+		s.World = append(s.World, report.BodySummary{Body: b, Obs: obs[:n]})
+	}
 	s.LeakS = report.Seconds(leak)
 	s.HostStealS = report.Seconds(r.stealNs)
 	s.Overhead = report.Overhead{

@@ -161,8 +161,13 @@ func (ep *Epoll) Del(fd int) error {
 // Wait blocks in epoll_wait for at most timeoutMs (-1: forever, 0: just
 // look) and returns how many events are ready; Tag(i) names them. It
 // returns 0, nil on EINTR (the caller loops). It does not allocate.
+//
+// It is a raw system call: Go's runtime does not see it, so returning from
+// it never waits for the runtime (a garbage collector's stop, a retaken
+// P), which would let the dispatched client run past its slice. The
+// goroutine keeps its P meanwhile; GOMAXPROCS leaves others for the rest.
 func (ep *Epoll) Wait(timeoutMs int) (int, error) {
-	n, _, e := unix.Syscall6(unix.SYS_EPOLL_WAIT, uintptr(ep.fd), uintptr(unsafe.Pointer(&ep.events[0])), uintptr(len(ep.events)), uintptr(timeoutMs), 0, 0)
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(ep.fd), uintptr(unsafe.Pointer(&ep.events[0])), uintptr(len(ep.events)), uintptr(timeoutMs), 0, 0)
 	if e == unix.EINTR {
 		return 0, nil
 	}
