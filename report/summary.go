@@ -55,9 +55,13 @@ type Summary struct {
 	DriftFinalS float64 `json:"drift_final_s"`
 	// LeakS is the CPU time clients used while not dispatched (must be 0).
 	LeakS float64 `json:"leak_s"`
-	// HostStealS is time the hypervisor took from the simulation CPU during
-	// slices, found in /proc/stat and not charged to the clients.
+	// HostStealS is the time the hypervisor took from the simulation CPU
+	// during the run (/proc/stat's steal, 10 ms units).
 	HostStealS float64 `json:"host_steal_s"`
+	// HostOverrunS is CPU clients used past their slices when the
+	// coordinator took the CPU back over 1 ms late (the host delayed the
+	// timer or stole the CPU): reported, not charged to virtual time.
+	HostOverrunS float64 `json:"host_overrun_s"`
 	// Dispatches is the number of times a client was given the CPU.
 	Dispatches int64 `json:"dispatches"`
 	// DynamicsSteps is the number of (full or partial) dynamics steps.

@@ -63,6 +63,10 @@ func Table(w io.Writer, s *Summary) error {
 			Span(s.LateTakebackP50S), Span(s.LateTakebackP99S), Span(s.LateTakebackMaxS),
 			s.CoordinatorPerActivationUS, secs(s.WallCostPollingS))
 	}
+	if s.HostOverrunS > 0 || s.HostStealS > 0 {
+		fmt.Fprintf(&b, "host: %s of client CPU past slices not charged (timer interrupt delayed over 1 ms), %s stolen\n",
+			Span(s.HostOverrunS), Span(s.HostStealS))
+	}
 	// tabwriter pads empty trailing cells; drop the spaces.
 	lines := strings.Split(b.String(), "\n")
 	for i, l := range lines {

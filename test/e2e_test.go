@@ -83,8 +83,26 @@ func runTCS(t *testing.T, timeout time.Duration, args ...string) result {
 		t.Fatalf("tcs %v did not finish within %s\n%s", argv, timeout, buf.String())
 	}
 	r.sum = readSummary(t, out)
-	t.Logf("tcs %s\n%s", strings.Join(args, " "), r.out)
+	t.Logf("tcs %s\n%s%s", strings.Join(args, " "), r.out, warnings(out))
 	return r
+}
+
+// warnings returns the first warnings of a run's tcs.log (late activations,
+// overrun slices, steal), which explain a failure.
+func warnings(out string) string {
+	b, err := os.ReadFile(filepath.Join(out, "tcs.log"))
+	if err != nil {
+		return ""
+	}
+	var w strings.Builder
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"level":"warn"`) && n < 20 {
+			w.WriteString("tcs.log: " + line + "\n")
+			n++
+		}
+	}
+	return w.String()
 }
 
 func readSummary(t *testing.T, dir string) *report.Summary {

@@ -177,6 +177,23 @@ func (ep *Epoll) Wait(timeoutMs int) (int, error) {
 	return int(n), nil
 }
 
+// WaitCPU is Wait followed at once by reading the CPU clock clk into ts,
+// with no preemption point in between: after a wake the Go runtime may take
+// the calling goroutine off its thread at the next function call (for tens
+// of µs, milliseconds when the other CPUs are busy), and a dispatched client
+// would run meanwhile; reading its clock first keeps that time out of its
+// slice. It reports EINTR as n = 0.
+//
+//go:nosplit
+func (ep *Epoll) WaitCPU(timeoutMs int, clk int32, ts *unix.Timespec) (n int, errno unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(ep.fd), uintptr(unsafe.Pointer(&ep.events[0])), uintptr(len(ep.events)), uintptr(timeoutMs), 0, 0)
+	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clk), uintptr(unsafe.Pointer(ts)), 0)
+	if e == unix.EINTR {
+		return 0, 0
+	}
+	return int(r), e
+}
+
 // Tag returns the tag of the i-th ready event of the last Wait.
 func (ep *Epoll) Tag(i int) uint64 {
 	ev := &ep.events[i]
