@@ -9,7 +9,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -180,11 +179,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	sum, err := driver.Run(rc)
 	if err != nil {
-		var hint string
-		if errors.Is(err, driver.ErrNoRT) {
-			hint = "\n(run as root, or give tcs CAP_SYS_NICE and an RLIMIT_RTPRIO of at least the base priority)"
-		}
-		fmt.Fprintf(stderr, "tcs run: %v%s\n", err, hint)
+		fmt.Fprintf(stderr, "tcs run: %v\n", err)
 		if sum == nil {
 			return 1
 		}
