@@ -456,3 +456,24 @@ func TestCheckNamesFieldAndFix(t *testing.T) {
 		t.Fatalf("tcs check on the examples: %v\n%s", err, outp)
 	}
 }
+
+// Free mode (Gazebo + use_sim_time): the clients run ungated while the world
+// steps at wall-clock pace, held to the real-time factor.
+func TestFreeModePacesTheWorld(t *testing.T) {
+	needRT(t)
+	s := runCompleted(t, 2*time.Minute, "../config/pendulum.yaml", "--mode", "free", "--duration", "2s")
+	if s.Mode != "free" {
+		t.Fatalf("mode %q", s.Mode)
+	}
+	// free.rtf defaults to 1: 2 s of virtual time take about 2 s of wall time.
+	if s.WallS < 1.9 || s.WallS > 3 {
+		t.Errorf("wall_s = %.3f for 2 s of virtual time at rtf 1", s.WallS)
+	}
+	pd := client(t, s, "pd")
+	if pd.Activations < 1900 {
+		t.Errorf("activations = %d in 2 s at 1 kHz", pd.Activations)
+	}
+	if pd.CPUS <= 0 {
+		t.Errorf("free mode did not account the controller's CPU: cpu_s = %g", pd.CPUS)
+	}
+}
