@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite of tcs, installing what it needs first:
-# Debian packages (gcc for the C reference and C clients) and the pinned Go
-# tools. Real processes, real SCHED_FIFO: run it as root (or with
+# Debian packages (gcc for the C reference and C clients, ROS 1 for the
+# interop tests) and the pinned Go tools. Real processes, real SCHED_FIFO: run it as root (or with
 # CAP_SYS_NICE) on a machine with at least 2 CPUs; tests that need what is
 # missing skip with a reason.
 set -euo pipefail
@@ -11,6 +11,14 @@ STATICCHECK_VERSION=v0.6.1   # staticcheck 2025.1.1
 
 need_apt=()
 command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
+# Debian's ROS 1 (ros_comm 1.15, the Noetic line): the interop tests run
+# rospy, roscpp (rosout), rostopic, rosparam, rosnode, roslaunch and rosbag
+# against tcs's embedded master.
+ros1=(python3-rosmaster python3-roslaunch python3-rospy python3-rosbag python3-rostopic
+	python3-rosparam python3-rosnode python3-std-msgs rosout)
+for p in "${ros1[@]}"; do
+	dpkg -s "$p" >/dev/null 2>&1 || { need_apt+=("${ros1[@]}"); break; }
+done
 if ((${#need_apt[@]})); then
 	echo "test.sh: installing ${need_apt[*]}"
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
