@@ -310,8 +310,6 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	err := m.wait(&w, -1, gen)
 	if m.endCPU >= start {
 		w.CPU = m.endCPU - start
-	} else if end, cerr := p.clock.Ns(p.clk); cerr == nil {
-		w.CPU = end - start
 	}
 	return w, err
 }

@@ -61,6 +61,7 @@ const (
 )
 
 type message struct {
+	used  bool
 	stamp int64
 	n     int
 	vals  [native.MaxValues]float64
@@ -71,10 +72,7 @@ type inbox struct {
 	ch   uint32
 	ring [inboxDepth]message
 	next int
-	full bool
 }
-
-var debugLeak = os.Getenv("TCS_DEBUG_LEAK") != ""
 
 // lateEvent is an activation that began more than a quarter period late,
 // kept for the log.
@@ -92,15 +90,7 @@ type overEvent struct {
 	timer, blocked                   bool
 }
 
-type leakEvent struct {
-	client int
-	ns     int64
-	at     int64
-	prev   coordinator.Kind
-}
-
 type runClient struct {
-	lastEnd   int64
 	conf      config.Client
 	robot     int
 	proc      *Proc
@@ -150,7 +140,6 @@ type runner struct {
 	deadline  int64
 	clk       linux.Clock
 
-	leakEv        [64]leakEvent
 	lateEv        [32]lateEvent
 	ring          [8]overEvent // the last dispatches, for the first late activation
 	ringN         int
@@ -159,13 +148,11 @@ type runner struct {
 	stealSeen     int64
 	stealNs       int64
 	hostOverrunNs int64
-	stealEv       [32][2]int64
-	nsteal        int
+	overrunEv     [32][2]int64
+	noverrun      int
 	overEv        [32]overEvent
 	nover         int
 	nlate         int
-	nleak         int
-	prevKind      coordinator.Kind
 
 	// published for the status goroutine
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
@@ -386,7 +373,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	}
 	r.log.Info().Int64("coordinator_thread_ns", c1-c0-r.dynNs).Int64("detector_ns", r.detNs).
 		Int64("dynamics_ns", r.dynNs).Msg("overhead")
-	for _, e := range r.stealEv[:r.nsteal] {
+	for _, e := range r.overrunEv[:r.noverrun] {
 		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("the host delayed the timer: a client ran far past its slice; the excess is not charged")
 	}
 	for _, e := range r.lateEv[:r.nlate] {
@@ -403,9 +390,6 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("budget_ns", e.budget).Int64("arm_ns", e.arm).
 			Int64("cpu_ns", e.cpu).Int64("late_ns", e.late).Int64("run_wall_ns", e.wall).Bool("timer", e.timer).
 			Bool("blocked", e.blocked).Float64("wall_s", float64(e.at)/1e9).Msg("overran its slice")
-	}
-	for _, e := range r.leakEv[:r.nleak] {
-		r.log.Info().Int("client", e.client).Int64("ns", e.ns).Int64("dispatch", e.at).Str("after", e.prev.String()).Msg("leak event")
 	}
 	sum = r.summary()
 	if werr := sum.WriteJSON(filepath.Join(r.rc.OutDir, "summary.json")); werr != nil && loopErr == nil {
@@ -495,9 +479,6 @@ func (r *runner) loop() error {
 			return nil
 		}
 		a := r.pol.Next(now)
-		if debugLeak && a.Kind != coordinator.KindDispatch {
-			r.prevKind = a.Kind
-		}
 		switch a.Kind {
 		case coordinator.KindDispatch:
 			if err := r.dispatch(a); err != nil {
@@ -535,28 +516,21 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if !c.based {
 		c.base, c.based = c.proc.CPU(), true
 	}
-	if debugLeak {
-		if cpu := c.proc.CPU(); c.lastEnd != 0 && cpu != c.lastEnd && r.nleak < len(r.leakEv) {
-			r.leakEv[r.nleak] = leakEvent{client: a.Client, ns: cpu - c.lastEnd, at: r.pol.Dispatches(), prev: r.prevKind}
-			r.nleak++
-		}
-	}
 	w0 := r.clk.Monotonic()
 	w, err := r.mech.Run(c.proc, a.Arm)
-	if debugLeak {
-		c.lastEnd = c.proc.CPU()
-	}
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
+	// Keep the last dispatches (for the first late activation) and the
+	// overrun ones, for the log.
+	ev := overEvent{client: a.Client, budget: a.Budget, arm: a.Arm, cpu: w.CPU, late: w.Late,
+		wall: r.clk.Monotonic() - w0, at: w0 - r.wallStart, timer: w.Timer, blocked: w.Blocked}
+	r.ring[r.ringN%len(r.ring)] = ev
+	r.ringN++
 	if w.CPU > a.Arm+200_000 && r.nover < len(r.overEv) {
-		r.overEv[r.nover] = overEvent{client: a.Client, budget: a.Budget, arm: a.Arm, cpu: w.CPU, late: w.Late,
-			wall: r.clk.Monotonic() - w0, at: w0 - r.wallStart, timer: w.Timer, blocked: w.Blocked}
+		r.overEv[r.nover] = ev
 		r.nover++
 	}
-	r.ring[r.ringN%len(r.ring)] = overEvent{client: a.Client, budget: a.Budget, arm: a.Arm, cpu: w.CPU, late: w.Late,
-		wall: r.clk.Monotonic() - w0, at: w0 - r.wallStart, timer: w.Timer, blocked: w.Blocked}
-	r.ringN++
 	if w.Timer && w.Late > lateCap {
 		// The host delayed the timer's interrupt (or stole the CPU): the
 		// client ran on far past its slice, which a robot's own timer
@@ -565,9 +539,9 @@ func (r *runner) dispatch(a coordinator.Action) error {
 			w.CPU -= ex
 			c.uncharged += ex
 			r.hostOverrunNs += ex
-			if r.nsteal < len(r.stealEv) {
-				r.stealEv[r.nsteal] = [2]int64{w0 - r.wallStart, ex}
-				r.nsteal++
+			if r.noverrun < len(r.overrunEv) {
+				r.overrunEv[r.noverrun] = [2]int64{w0 - r.wallStart, ex}
+				r.noverrun++
 			}
 		}
 	}
@@ -770,11 +744,8 @@ func (r *runner) deliver(ch uint32, stamp int64, vals []float64) {
 				continue
 			}
 			m := &in.ring[in.next]
-			m.stamp, m.n = stamp, copy(m.vals[:], vals)
+			m.used, m.stamp, m.n = true, stamp, copy(m.vals[:], vals)
 			in.next = (in.next + 1) % inboxDepth
-			if in.next == 0 {
-				in.full = true
-			}
 		}
 	}
 }
@@ -790,10 +761,7 @@ func (r *runner) recv(c *runClient, ch uint32, now int64) (status uint32, stamp 
 		var best *message
 		for j := range in.ring {
 			m := &in.ring[j]
-			if m.n == 0 && m.stamp == 0 {
-				continue
-			}
-			if m.stamp <= now && (best == nil || m.stamp > best.stamp) {
+			if m.used && m.stamp <= now && (best == nil || m.stamp > best.stamp) {
 				best = m
 			}
 		}

@@ -182,12 +182,15 @@ func (ep *Epoll) Wait(timeoutMs int) (int, error) {
 // the calling goroutine off its thread at the next function call (for tens
 // of µs, milliseconds when the other CPUs are busy), and a dispatched client
 // would run meanwhile; reading its clock first keeps that time out of its
-// slice. It reports EINTR as n = 0.
+// slice. It reports EINTR as n = 0, and a clock that could not be read
+// (the process is gone) as ts.Sec = -1.
 //
 //go:nosplit
 func (ep *Epoll) WaitCPU(timeoutMs int, clk int32, ts *unix.Timespec) (n int, errno unix.Errno) {
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(ep.fd), uintptr(unsafe.Pointer(&ep.events[0])), uintptr(len(ep.events)), uintptr(timeoutMs), 0, 0)
-	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clk), uintptr(unsafe.Pointer(ts)), 0)
+	if _, _, ce := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clk), uintptr(unsafe.Pointer(ts)), 0); ce != 0 {
+		ts.Sec, ts.Nsec = -1, 0
+	}
 	if e == unix.EINTR {
 		return 0, 0
 	}

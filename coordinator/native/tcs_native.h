@@ -235,28 +235,32 @@ static inline int tcs_connect(struct tcs_client *c)
 	return 0;
 }
 
-/* tcs_read waits for the observation at the client's progress, copies up to
- * cap values into dst and returns how many; *now (if not NULL) is the
- * virtual time it was sampled at. */
-static inline int tcs_read(struct tcs_client *c, double *dst, int cap, int64_t *now)
+/* tcs__copy copies up to cap of the n values at src (at most
+ * TCS_MAX_VALUES) into dst and returns how many it copied. */
+static inline int tcs__copy(double *dst, int cap, const double *src, uint32_t n)
 {
-	int64_t t;
-	uint32_t n;
-
-	if (tcs__call(c, TCS_OP_READ, 0, 0, &t) < 0)
-		return -1;
-	c->now = t;
-	if (now != NULL)
-		*now = t;
-	n = c->shm->obs_len;
 	if (n > TCS_MAX_VALUES)
 		n = TCS_MAX_VALUES;
 	if (cap < 0)
 		cap = 0;
 	if ((int)n > cap)
 		n = (uint32_t)cap;
-	memcpy(dst, c->shm->obs, n * sizeof(double));
+	memcpy(dst, src, n * sizeof(double));
 	return (int)n;
+}
+
+/* tcs_read waits for the observation at the client's progress, copies up to
+ * cap values into dst and returns how many; *now (if not NULL) is the
+ * virtual time it was sampled at. */
+static inline int tcs_read(struct tcs_client *c, double *dst, int cap, int64_t *now)
+{
+	int64_t t;
+	if (tcs__call(c, TCS_OP_READ, 0, 0, &t) < 0)
+		return -1;
+	c->now = t;
+	if (now != NULL)
+		*now = t;
+	return tcs__copy(dst, cap, c->shm->obs, c->shm->obs_len);
 }
 
 /* tcs_write sends vals[0:n] as one message on channel ch (0: actuator
@@ -298,12 +302,11 @@ static inline int tcs_write_idle(struct tcs_client *c, uint32_t ch, const double
 				 int64_t until, int64_t *now)
 {
 	int64_t t;
-	if (n < 0 || n > TCS_MAX_VALUES) {
+	if (n < 0 || n > TCS_MAX_VALUES || c->shm == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	for (int i = 0; i < n; i++)
-		c->shm->out[i] = vals[i];
+	memcpy(c->shm->out, vals, (size_t)n * sizeof(double));
 	c->shm->out_len = (uint32_t)n;
 	if (tcs__call(c, TCS_OP_WRITE_IDLE, ch, until, &t) < 0)
 		return -1;
@@ -319,21 +322,11 @@ static inline int tcs_write_idle(struct tcs_client *c, uint32_t ch, const double
 static inline int tcs_recv(struct tcs_client *c, uint32_t ch, double *dst, int cap, int64_t *stamp)
 {
 	int64_t t;
-	uint32_t n;
-
 	if (tcs__call(c, TCS_OP_RECV, ch, 0, &t) < 0)
 		return -1;
 	if (stamp != NULL)
 		*stamp = t;
-	n = c->status;
-	if (n > TCS_MAX_VALUES)
-		n = TCS_MAX_VALUES;
-	if (cap < 0)
-		cap = 0;
-	if ((int)n > cap)
-		n = (uint32_t)cap;
-	memcpy(dst, c->shm->in, n * sizeof(double));
-	return (int)n;
+	return tcs__copy(dst, cap, c->shm->in, c->status);
 }
 
 #ifdef __cplusplus
