@@ -64,7 +64,8 @@ const (
 type Wake struct {
 	Timer   bool  // the timer fired (budget or Poll timeout elapsed)
 	Blocked bool  // the detector ran: the dispatched client blocked
-	CPU     int64 // CPU ns the dispatched client used during this Run
+	CPU     int64 // CPU ns the dispatched client used during this Run, Extra included
+	Extra   int64 // of CPU: ns it used still raised after its previous Run, while the coordinator was away
 	Late    int64 // ns from timer expiry to the coordinator running (if Timer)
 	Exited  *Proc // a child exited; call Reap for its exit code
 	N       int   // number of ready tagged fds
@@ -118,6 +119,12 @@ type Proc struct {
 	exited   bool // its pidfd reported the exit
 	reaped   bool
 	released bool // SCHED_OTHER (Release)
+
+	// seen is the CPU clock read at the last wake while it was raised
+	// (valid if hasSeen); extra is the CPU it used after that reading while
+	// still raised, charged with its next Run.
+	seen, extra int64
+	hasSeen     bool
 }
 
 // CPU returns the process CPU clock (ns) read now; exact when read on the
@@ -272,11 +279,8 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// than the leak it saved: tried, 1.8-2.2 % overhead instead of 1.5 %.)
 	must := m.lastWake-m.lastYield > yieldEvery
 	if p != m.cur || must {
-		if m.cur != nil {
-			if err := m.setLevel(m.cur, m.conf.Base-3); err != nil {
-				return w, err
-			}
-			m.cur = nil
+		if err := m.lower(); err != nil {
+			return w, err
 		}
 		if must {
 			m.yield()
@@ -287,6 +291,14 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		m.cur = p
 	}
 	start, _ := p.clock.Ns(p.clk)
+	// A client that stayed raised since its last wake ran on if the
+	// goroutine was preempted meanwhile (sysmon, past 10 ms without a
+	// yield): that CPU was dispatched, so it is charged now.
+	if p.hasSeen && start > p.seen {
+		p.extra += start - p.seen
+	}
+	p.hasSeen = false
+	w.Extra, p.extra = p.extra, 0
 	if budget > 0 {
 		// Programming a timer costs about 10 µs of CPU in this kind of VM
 		// (the deadline register write traps to the host), so a timer
@@ -310,8 +322,30 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	err := m.wait(&w, -1, gen)
 	if m.endCPU >= start {
 		w.CPU = m.endCPU - start
+		p.seen, p.hasSeen = m.endCPU, true
 	}
+	w.CPU += w.Extra
 	return w, err
+}
+
+// lower puts the raised client, if any, back to ℓ3 and keeps the CPU it
+// used since its last wake (see Run) for its next Run.
+func (m *Mechanism) lower() error {
+	p := m.cur
+	if p == nil {
+		return nil
+	}
+	if err := m.setLevel(p, m.conf.Base-3); err != nil {
+		return err
+	}
+	m.cur = nil
+	if p.hasSeen {
+		if now, err := p.clock.Ns(p.clk); err == nil && now > p.seen {
+			p.extra += now - p.seen
+		}
+		p.hasSeen = false
+	}
+	return nil
 }
 
 // Poll waits up to timeout ns (0: just look, <0: forever) on the same set
@@ -320,11 +354,8 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 // is parked.
 func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 	var w Wake
-	if m.cur != nil {
-		if err := m.setLevel(m.cur, m.conf.Base-3); err != nil {
-			return w, err
-		}
-		m.cur = nil
+	if err := m.lower(); err != nil {
+		return w, err
 	}
 	if m.lastWake-m.lastYield > yieldEvery {
 		m.yield()
@@ -562,6 +593,7 @@ func (m *Mechanism) Release(p *Proc) error {
 		}
 	}
 	p.released = true
+	p.hasSeen = false
 	if m.cur == p {
 		m.cur = nil
 	}

@@ -100,6 +100,7 @@ type runClient struct {
 	based     bool
 	ran       int64 // CPU measured across dispatches
 	uncharged int64 // CPU beyond a slice taken back over lateCap late
+	away      int64 // CPU used raised while the dispatch goroutine was preempted (charged)
 	last      int64 // free mode: CPU at the last usage report
 	final     int64 // process CPU clock at exit or at the end
 	period    *report.PeriodStats
@@ -535,7 +536,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		// The host delayed the timer's interrupt (or stole the CPU): the
 		// client ran on far past its slice, which a robot's own timer
 		// would never have allowed. That CPU is reported, not charged.
-		if ex := w.CPU - (a.Arm + lateCap); ex > 0 {
+		if ex := w.CPU - w.Extra - (a.Arm + lateCap); ex > 0 {
 			w.CPU -= ex
 			c.uncharged += ex
 			r.hostOverrunNs += ex
@@ -546,6 +547,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		}
 	}
 	c.ran += w.CPU
+	c.away += w.Extra
 	if w.Timer {
 		r.late.Add(w.Late)
 	}
@@ -932,7 +934,7 @@ func (r *runner) summary() *report.Summary {
 		}
 		s.Clients[len(s.Clients)-1] = cs
 		r.log.Info().Str("client", c.conf.Name).Int64("cpu_base_ns", c.base).Int64("cpu_final_ns", c.final).
-			Int64("cpu_dispatched_ns", c.ran).Float64("leak_s", cs.LeakS).Int64("blocked_unseen", st.Blocks).Msg("accounting")
+			Int64("cpu_dispatched_ns", c.ran).Int64("cpu_while_coordinator_away_ns", c.away).Float64("leak_s", cs.LeakS).Int64("blocked_unseen", st.Blocks).Msg("accounting")
 	}
 	if r.ended == "" {
 		switch {
