@@ -137,7 +137,7 @@ func (r *rosTest) start(name string, args ...string) *proc {
 
 // stop sends SIGTERM to the process group, then SIGKILL after 5 s, and
 // waits for the process.
-func (p *proc) stop() {
+func (p *proc) stop() (killed bool) {
 	pgid := p.cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGTERM) //nolint:errcheck // may be gone
 	select {
@@ -145,8 +145,10 @@ func (p *proc) stop() {
 	case <-time.After(5 * time.Second):
 		syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck
 		<-p.done
+		killed = true
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck // stragglers in the group
+	return killed
 }
 
 // wait waits for the process to exit on its own within timeout.
@@ -321,10 +323,12 @@ func TestInteropRospyNode(t *testing.T) {
 	}
 	// Stopped, it unregisters its topics and services (not its parameter
 	// subscriptions: rospy never ends those, with rosmaster too).
-	node.stop()
+	if node.stop() {
+		t.Fatalf("the rospy node did not exit within 5 s of SIGTERM, so it could not unregister; its output:\n%s", node.output())
+	}
 	eventually(t, 10*time.Second, "node unregistered", func() (bool, string) {
 		got := fmt.Sprint(rpc(t, r.m.URI(), "getSystemState", "/t"))
-		return !strings.Contains(got, "/tcs_probe"), got
+		return !strings.Contains(got, "/tcs_probe"), got + "\nnode output:\n" + node.output()
 	})
 }
 

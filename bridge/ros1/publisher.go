@@ -1,0 +1,175 @@
+package ros1
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+	"github.com/tcs-robotics/tcs/msgs"
+)
+
+// Publisher is a gated publisher: Write puts a frame in every subscriber's
+// socket before it returns, or drops that subscriber with a logged reason.
+// Nothing is queued. Write and WriteTo may be called from one goroutine at
+// a time (the dispatch thread); connections come and go concurrently.
+type Publisher struct {
+	node  *Node
+	topic string
+	typ   msgs.Type
+	latch bool
+
+	mu    sync.Mutex // held while writing and while a connection closes
+	conns []*outConn
+	last  []byte // the latched frame
+}
+
+type outConn struct {
+	callerid string
+	conn     *net.TCPConn
+	fd       int
+	sent     int64
+}
+
+// Advertise registers topic with type t on the master. A latched
+// publisher's last frame goes to every subscriber that connects later.
+func (n *Node) Advertise(topic string, t msgs.Type, latch bool) (*Publisher, error) {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil, fmt.Errorf("advertise %s: node closed", topic)
+	}
+	if _, ok := n.pubs[topic]; ok {
+		n.mu.Unlock()
+		return nil, fmt.Errorf("advertise %s: already advertised", topic)
+	}
+	p := &Publisher{node: n, topic: topic, typ: t, latch: latch}
+	n.pubs[topic] = p
+	n.mu.Unlock()
+	if _, err := n.master.RegisterPublisher(topic, t.Name, n.URI()); err != nil {
+		n.mu.Lock()
+		delete(n.pubs, topic)
+		n.mu.Unlock()
+		return nil, fmt.Errorf("advertise %s (%s) at the master %s: %w", topic, t.Name, n.conf.MasterURI, err)
+	}
+	return p, nil
+}
+
+// Topic returns the publisher's topic.
+func (p *Publisher) Topic() string { return p.topic }
+
+// Write sends frame (a whole TCPROS message: length prefix and body) to
+// every subscriber and, if latched, keeps it for later ones. It returns how
+// many subscribers received it.
+func (p *Publisher) Write(frame []byte) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.latch {
+		p.last = append(p.last[:0], frame...)
+	}
+	n := 0
+	for i := 0; i < len(p.conns); {
+		if p.send(p.conns[i], frame) {
+			n++
+			i++
+		}
+	}
+	return n
+}
+
+// WriteTo sends frame to the subscriber named callerid only. It reports
+// whether that subscriber is connected and received it.
+func (p *Publisher) WriteTo(callerid string, frame []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		if c.callerid == callerid {
+			return p.send(c, frame)
+		}
+	}
+	return false
+}
+
+// send writes frame to c; on failure c is dropped (closed, removed from the
+// list: the caller's index then points at the next one).
+func (p *Publisher) send(c *outConn, frame []byte) bool {
+	_, err := linux.SendAll(c.fd, frame)
+	if err == nil {
+		c.sent++
+		return true
+	}
+	reason := "send failed: " + err.Error()
+	if errors.Is(err, linux.ErrWouldBlock) {
+		reason = "its socket is full: the subscriber does not read"
+	}
+	p.dropLocked(c, reason)
+	return false
+}
+
+// Subscribers returns the caller IDs of the connected subscribers.
+func (p *Publisher) Subscribers() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ids := make([]string, len(p.conns))
+	for i, c := range p.conns {
+		ids[i] = c.callerid
+	}
+	return ids
+}
+
+func (p *Publisher) snapshot() []outConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]outConn, len(p.conns))
+	for i, c := range p.conns {
+		out[i] = *c
+	}
+	return out
+}
+
+func (p *Publisher) add(c *outConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.latch && len(p.last) > 0 {
+		if _, err := linux.SendAll(c.fd, p.last); err != nil {
+			p.node.conf.Log.Warn().Str("topic", p.topic).Str("subscriber", c.callerid).Err(err).Msg("ros1: latched message not delivered; subscriber dropped")
+			c.conn.Close()
+			return
+		}
+	}
+	p.conns = append(p.conns, c)
+	p.node.conf.Log.Debug().Str("topic", p.topic).Str("subscriber", c.callerid).Msg("ros1: subscriber connected")
+}
+
+// remove drops the connection c if it is still listed.
+func (p *Publisher) remove(conn *net.TCPConn, reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		if c.conn == conn {
+			p.dropLocked(c, reason)
+			return
+		}
+	}
+}
+
+func (p *Publisher) dropLocked(c *outConn, reason string) {
+	for i, o := range p.conns {
+		if o == c {
+			p.conns = append(p.conns[:i], p.conns[i+1:]...)
+			break
+		}
+	}
+	c.conn.Close()
+	p.node.conf.Log.Info().Str("topic", p.topic).Str("subscriber", c.callerid).Int64("sent", c.sent).Str("reason", reason).Msg("ros1: subscriber dropped")
+}
+
+func (p *Publisher) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.conn.Close()
+	}
+	p.conns = nil
+}

@@ -1,0 +1,61 @@
+package linux
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrWouldBlock reports that a non-blocking socket could not take (or had
+// not) the whole of what was asked at once.
+var ErrWouldBlock = errors.New("socket would block")
+
+// SendAll writes b to the stream socket fd without blocking and without
+// SIGPIPE. It succeeds only if every byte was taken: on loopback the bytes
+// are then in the receiver's socket. A partial write returns the count and
+// ErrWouldBlock (the stream is then out of frame: close it).
+func SendAll(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := unix.SendmsgN(fd, b[n:], nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return n, ErrWouldBlock
+		case err != nil:
+			return n, os.NewSyscallError("send", err)
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// RecvSome reads what is available on the stream socket fd into b without
+// blocking. It returns 0 and ErrWouldBlock when nothing is there, and 0 and
+// nil when the peer closed the connection.
+func RecvSome(fd int, b []byte) (int, error) {
+	for {
+		n, _, err := unix.Recvfrom(fd, b, unix.MSG_DONTWAIT)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return 0, ErrWouldBlock
+		case err != nil:
+			return 0, os.NewSyscallError("recv", err)
+		}
+		return n, nil
+	}
+}
+
+// SocketQueued returns how many bytes wait unread in socket fd's receive
+// queue (SIOCINQ).
+func SocketQueued(fd int) (int, error) {
+	n, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
+	if err != nil {
+		return 0, os.NewSyscallError("ioctl SIOCINQ", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,72 @@
+package msgs
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/bluenviron/goroslib/v2/pkg/protocommon"
+	"github.com/bluenviron/goroslib/v2/pkg/msgs/rosgraph_msgs"
+	"github.com/bluenviron/goroslib/v2/pkg/msgs/sensor_msgs"
+	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
+)
+
+func encode(t *testing.T, m any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := protocommon.MessageEncode(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// The hand-written encoders produce goroslib's bytes exactly.
+func TestEncodersMatchGoroslib(t *testing.T) {
+	ns := int64(12_345_678_901)
+	if got, want := AppendClock(nil, ns), encode(t, &rosgraph_msgs.Clock{Clock: time.Unix(0, ns)}); !bytes.Equal(got, want) {
+		t.Errorf("clock: %x, goroslib %x", got, want)
+	}
+	if got, want := AppendFloat64([]byte("x"), -2.5)[1:], encode(t, &std_msgs.Float64{Data: -2.5}); !bytes.Equal(got, want) {
+		t.Errorf("float64: %x, goroslib %x", got, want)
+	}
+	js := &sensor_msgs.JointState{
+		Header:   std_msgs.Header{Seq: 7, Stamp: time.Unix(3, 500), FrameId: "world"},
+		Name:     []string{"hinge"},
+		Position: []float64{0.25}, Velocity: []float64{-1}, Effort: []float64{},
+	}
+	got := AppendJointState(nil, 7, 3e9+500, "world", []string{"hinge"}, []float64{0.25}, []float64{-1}, nil)
+	if want := encode(t, js); !bytes.Equal(got, want) {
+		t.Errorf("joint state:\n%x\ngoroslib\n%x", got, want)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	f := AppendFloat64(nil, 3.5)
+	if v, err := DecodeFloat64(f[4:]); err != nil || v != 3.5 {
+		t.Errorf("DecodeFloat64 = %v, %v", v, err)
+	}
+	if _, err := DecodeFloat64(f[4:7]); !errors.Is(err, ErrShort) {
+		t.Errorf("truncated Float64: %v, want ErrShort", err)
+	}
+	c := AppendClock(nil, 1_500_000_000)
+	if v, err := DecodeClock(c[4:]); err != nil || v != 1_500_000_000 {
+		t.Errorf("DecodeClock = %v, %v", v, err)
+	}
+}
+
+func TestTypes(t *testing.T) {
+	// MD5 sums as genpy computes them (ROS 1 Noetic).
+	for _, c := range []struct {
+		t         Type
+		name, md5 string
+	}{
+		{Clock, "rosgraph_msgs/Clock", "a9c97c1d230cfc112e270351a944ee47"},
+		{Float64, "std_msgs/Float64", "fdb28210bfa9d7c91146260178d9a584"},
+		{JointState, "sensor_msgs/JointState", "3066dcd76a6cfaef579bd0f34173e9fd"},
+	} {
+		if c.t.Name != c.name || c.t.MD5 != c.md5 || c.t.Definition == "" {
+			t.Errorf("%+v, want %s %s", c.t, c.name, c.md5)
+		}
+	}
+}
