@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bluenviron/goroslib/v2/pkg/protocommon"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/rosgraph_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/sensor_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
+	"github.com/bluenviron/goroslib/v2/pkg/protocommon"
 )
 
 func encode(t *testing.T, m any) []byte {

@@ -30,3 +30,23 @@ func benchDispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// benchDelivery runs `tcs bench delivery`: the wall-clock cost of a gated
+// ROS 1 delivery against goroslib's Publisher.Write, in one run.
+func benchDelivery(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tcs bench delivery", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o bench.DeliveryOpts
+	fs.IntVar(&o.Subscribers, "subscribers", 8, "goroslib subscriber nodes")
+	fs.IntVar(&o.Rate, "rate", 1000, "publishing rate (Hz)")
+	fs.IntVar(&o.Messages, "messages", 2000, "messages per publisher")
+	fs.IntVar(&o.Joints, "joints", 6, "joints in each sensor_msgs/JointState")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if _, err := bench.Delivery(stdout, o); err != nil {
+		fmt.Fprintf(stderr, "tcs bench delivery: %v\n", err)
+		return 1
+	}
+	return 0
+}

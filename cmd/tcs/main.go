@@ -5,6 +5,7 @@
 //	tcs run FILE [--mode M] [--out DIR]   run a scenario
 //	tcs check FILE...                     validate scenario files
 //	tcs bench dispatch                    the dispatch cycle against C
+//	tcs bench delivery                    gated ROS 1 delivery against goroslib
 //	tcs client NAME [ARGS]                a bundled client (pd, planner, ...)
 package main
 
@@ -33,6 +34,7 @@ usage:
                                   run a scenario; writes DIR/summary.json and DIR/logs/
   tcs check FILE...               validate scenario files
   tcs bench dispatch [flags]      measure the dispatch cycle against the same cycle in C
+  tcs bench delivery [flags]      measure gated ROS 1 delivery against goroslib's Publisher.Write
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
   tcs help                        this text
 
@@ -207,9 +209,12 @@ func splitFile(args []string) (string, []string) {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "dispatch" {
-		fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch")
-		return 2
+	switch {
+	case len(args) > 0 && args[0] == "dispatch":
+		return benchDispatch(args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "delivery":
+		return benchDelivery(args[1:], stdout, stderr)
 	}
-	return benchDispatch(args[1:], stdout, stderr)
+	fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch, delivery")
+	return 2
 }

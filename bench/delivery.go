@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/bluenviron/goroslib/v2"
+	"github.com/bluenviron/goroslib/v2/pkg/msgs/sensor_msgs"
+	"github.com/rs/zerolog"
+
+	"github.com/tcs-robotics/tcs/bridge/master"
+	"github.com/tcs-robotics/tcs/bridge/ros1"
+	"github.com/tcs-robotics/tcs/msgs"
+)
+
+// DeliveryOpts configures Delivery. Zero values take the defaults.
+type DeliveryOpts struct {
+	// Subscribers is the fan-out. Default 8.
+	Subscribers int
+	// Rate is the publishing rate in Hz. Default 1000.
+	Rate int
+	// Messages is how many messages each publisher sends. Default 2000.
+	Messages int
+	// Joints is the JointState's size. Default 6.
+	Joints int
+}
+
+// DeliveryResult is what Delivery measured, in ns.
+type DeliveryResult struct {
+	// GatedCall is the wall time of the bridge's gated Publisher.Write
+	// (encoding included): when it returns the message is in every
+	// subscriber's socket.
+	GatedCall Stats
+	// PlainCall is goroslib's Publisher.Write, which only queues.
+	PlainCall Stats
+	// GatedAll and PlainAll run from the call to the last of the
+	// subscribers' callbacks.
+	GatedAll, PlainAll Stats
+	// Lost counts messages some subscriber never got.
+	GatedLost, PlainLost int
+}
+
+// Delivery measures the wall-clock cost of one gated delivery of a
+// sensor_msgs/JointState fanned out to o.Subscribers goroslib nodes, against
+// goroslib's own Publisher.Write to the same nodes, in one run on an
+// embedded master (no ROS installation needed). The messages of both
+// publishers alternate, paced at o.Rate.
+func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
+	var res DeliveryResult
+	if o.Subscribers <= 0 {
+		o.Subscribers = 8
+	}
+	if o.Rate <= 0 {
+		o.Rate = 1000
+	}
+	if o.Messages <= 0 {
+		o.Messages = 2000
+	}
+	if o.Joints <= 0 {
+		o.Joints = 6
+	}
+	m, err := master.New(master.Conf{Addr: "127.0.0.1:0"})
+	if err != nil {
+		return res, fmt.Errorf("bench delivery: %w", err)
+	}
+	defer m.Close()
+	hp, err := master.ParseURI(m.URI())
+	if err != nil {
+		return res, err
+	}
+	bn, err := ros1.NewNode(ros1.NodeConf{Name: "/bench_bridge", MasterURI: m.URI(), Log: zerolog.Nop()})
+	if err != nil {
+		return res, fmt.Errorf("bench delivery: %w", err)
+	}
+	defer bn.Close()
+	gated, err := bn.Advertise("/bench/gated", msgs.JointState, false)
+	if err != nil {
+		return res, fmt.Errorf("bench delivery: %w", err)
+	}
+	pn, err := goroslib.NewNode(goroslib.NodeConf{Name: "bench_plain", MasterAddress: hp, Host: "127.0.0.1", LogDestinations: 0})
+	if err != nil {
+		return res, fmt.Errorf("bench delivery: goroslib node: %w", err)
+	}
+	defer pn.Close()
+	plain, err := goroslib.NewPublisher(goroslib.PublisherConf{Node: pn, Topic: "/bench/plain", Msg: &sensor_msgs.JointState{}})
+	if err != nil {
+		return res, fmt.Errorf("bench delivery: goroslib publisher: %w", err)
+	}
+	defer plain.Close()
+
+	// arrivals[k][s]: when subscriber s got message k of each publisher.
+	n := o.Messages
+	var mu sync.Mutex
+	gotG := make([][]int64, n)
+	gotP := make([][]int64, n)
+	for k := range n {
+		gotG[k] = make([]int64, o.Subscribers)
+		gotP[k] = make([]int64, o.Subscribers)
+	}
+	warm := map[*[]int64][]bool{&gotG[0]: make([]bool, o.Subscribers), &gotP[0]: make([]bool, o.Subscribers)}
+	epoch := time.Now()
+	since := func() int64 { return int64(time.Since(epoch)) }
+	record := func(tab [][]int64, s int) func(*sensor_msgs.JointState) {
+		return func(js *sensor_msgs.JointState) {
+			k := int(js.Header.Seq)
+			t := since()
+			mu.Lock()
+			defer mu.Unlock()
+			if k >= n { // warm-up
+				warm[&tab[0]][s] = true
+				return
+			}
+			tab[k][s] = t
+		}
+	}
+	for s := range o.Subscribers {
+		sn, err := goroslib.NewNode(goroslib.NodeConf{Name: fmt.Sprintf("bench_sub%d", s), MasterAddress: hp, Host: "127.0.0.1", LogDestinations: 0})
+		if err != nil {
+			return res, fmt.Errorf("bench delivery: subscriber node %d: %w", s, err)
+		}
+		defer sn.Close()
+		for _, c := range []struct {
+			topic string
+			tab   [][]int64
+		}{{"/bench/gated", gotG}, {"/bench/plain", gotP}} {
+			sub, err := goroslib.NewSubscriber(goroslib.SubscriberConf{Node: sn, Topic: c.topic, Callback: record(c.tab, s), QueueSize: uint(n)})
+			if err != nil {
+				return res, fmt.Errorf("bench delivery: subscriber %d of %s: %w", s, c.topic, err)
+			}
+			defer sub.Close()
+		}
+	}
+	names := make([]string, o.Joints)
+	pos := make([]float64, o.Joints)
+	for j := range names {
+		names[j] = fmt.Sprintf("joint%d", j)
+	}
+	// Warm up until every subscriber is connected to both publishers and
+	// has received from each.
+	buf := make([]byte, 0, 1024)
+	allWarm := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, w := range warm {
+			for _, ok := range w {
+				if !ok {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !allWarm() {
+		if time.Now().After(deadline) {
+			return res, fmt.Errorf("bench delivery: subscribers not all connected after 20 s (gated: %d)", len(gated.Subscribers()))
+		}
+		gated.Write(msgs.AppendJointState(buf[:0], uint32(n), 0, "world", names, pos, pos, pos))
+		js := &sensor_msgs.JointState{Name: names, Position: pos, Velocity: pos, Effort: pos}
+		js.Header.Seq = uint32(n)
+		plain.Write(js)
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+
+	callG := make([]int64, 0, n)
+	callP := make([]int64, 0, n)
+	sentG := make([]int64, n)
+	sentP := make([]int64, n)
+	period := time.Second / time.Duration(o.Rate)
+	next := time.Now()
+	for k := range n {
+		next = next.Add(period)
+		time.Sleep(time.Until(next))
+		for j := range pos {
+			pos[j] = float64(k) * 1e-3
+		}
+		t0 := since()
+		buf = msgs.AppendJointState(buf[:0], uint32(k), t0, "world", names, pos, pos, pos)
+		reached := gated.Write(buf)
+		t1 := since()
+		if reached != o.Subscribers {
+			return res, fmt.Errorf("bench delivery: gated message %d reached %d of %d subscribers", k, reached, o.Subscribers)
+		}
+		callG = append(callG, t1-t0)
+		sentG[k] = t0
+
+		js := &sensor_msgs.JointState{Name: names, Position: pos, Velocity: pos, Effort: pos}
+		js.Header.Seq = uint32(k)
+		t2 := since()
+		plain.Write(js)
+		t3 := since()
+		callP = append(callP, t3-t2)
+		sentP[k] = t2
+	}
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	all := func(tab [][]int64, sent []int64) ([]int64, int) {
+		var d []int64
+		lost := 0
+		for k := range n {
+			last, ok := int64(0), true
+			for _, t := range tab[k] {
+				if t == 0 {
+					ok = false
+				}
+				last = max(last, t)
+			}
+			if !ok {
+				lost++
+				continue
+			}
+			d = append(d, last-sent[k])
+		}
+		return d, lost
+	}
+	dG, lostG := all(gotG, sentG)
+	dP, lostP := all(gotP, sentP)
+	res = DeliveryResult{GatedCall: stats(callG), PlainCall: stats(callP), GatedAll: stats(dG), PlainAll: stats(dP),
+		GatedLost: lostG, PlainLost: lostP}
+	fmt.Fprintf(w, "delivery: sensor_msgs/JointState (%d joints) at %d Hz to %d goroslib subscribers, %d messages each (µs: median / p99 / max)\n",
+		o.Joints, o.Rate, o.Subscribers, n)
+	fmt.Fprintf(w, "  gated Publisher.Write (in every socket on return)  %s\n", res.GatedCall)
+	fmt.Fprintf(w, "  goroslib Publisher.Write (queued only)              %s\n", res.PlainCall)
+	fmt.Fprintf(w, "  gated, call to the last subscriber's callback       %s  lost %d\n", res.GatedAll, lostG)
+	fmt.Fprintf(w, "  goroslib, call to the last subscriber's callback    %s  lost %d\n", res.PlainAll, lostP)
+	if res.PlainCall.Med > 0 && res.PlainAll.Med > 0 {
+		fmt.Fprintf(w, "  ratio gated/goroslib: call %.2f, to the last callback %.2f (medians)\n",
+			float64(res.GatedCall.Med)/float64(res.PlainCall.Med), float64(res.GatedAll.Med)/float64(res.PlainAll.Med))
+	}
+	if lostG > 0 {
+		return res, errors.New("bench delivery: the gated publisher lost messages")
+	}
+	return res, nil
+}
