@@ -1,19 +1,16 @@
 package master
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tcs-robotics/tcs/test/rosenv"
 )
 
 // Interop tests against Debian's ROS 1 (ros_comm 1.15). They need:
@@ -25,175 +22,39 @@ import (
 // and skip, saying so, where a tool is missing. Every process runs in its
 // own process group, which the test kills by its ID.
 
-const rospyPython = "/usr/bin/python3" // the python on PATH may not have rospy
+const rospyPython = rosenv.Python
 
-// rosTest is one test's ROS environment: a master and the environment the
-// tools run with.
+// rosTest is one test's ROS environment around its own master.
 type rosTest struct {
-	t   *testing.T
-	m   *Master
-	env []string
-	dir string
+	*rosenv.Env
+	m *Master
 }
 
 func newROSTest(t *testing.T, tools ...string) *rosTest {
 	t.Helper()
-	for _, tool := range append([]string{"rostopic", "rosparam", "rosnode"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("ROS 1 is not installed (%s: %v); install python3-rostopic python3-rosparam python3-rosnode python3-rospy python3-roslaunch python3-rosbag python3-std-msgs rosout", tool, err)
-		}
-	}
-	if _, err := os.Stat(rospyPython); err != nil {
-		t.Skipf("%s missing: %v", rospyPython, err)
-	}
 	m := newTestMaster(t, Conf{})
-	dir := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		switch strings.SplitN(kv, "=", 2)[0] {
-		case "ROS_MASTER_URI", "ROS_IP", "ROS_HOSTNAME", "ROS_HOME", "ROS_NAMESPACE", "ROS_PACKAGE_PATH",
-			"http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY":
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "ROS_MASTER_URI="+m.URI(), "ROS_HOSTNAME=127.0.0.1", "ROS_HOME="+dir,
-		"PYTHONUNBUFFERED=1")
-	return &rosTest{t: t, m: m, env: env, dir: dir}
+	return &rosTest{Env: rosenv.New(t, m.URI(), tools...), m: m}
 }
 
-// run runs a command to completion within timeout and returns its output.
-func (r *rosTest) run(timeout time.Duration, name string, args ...string) (string, error) {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = r.env
-	cmd.Dir = r.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		err = fmt.Errorf("%s %s: timed out after %v: %w", name, strings.Join(args, " "), timeout, err)
-	} else if err != nil {
-		err = fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
-	}
-	// A node's process group may outlive it (roslaunch children).
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // usually gone
-	return string(out), err
-}
-
-// mustRun is run that fails the test on error.
-func (r *rosTest) mustRun(timeout time.Duration, name string, args ...string) string {
-	r.t.Helper()
-	out, err := r.run(timeout, name, args...)
-	if err != nil {
-		r.t.Fatalf("%v\n%s", err, out)
-	}
-	return out
-}
-
-// proc is a background process.
-type proc struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
-	err  error
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// start starts a command in the background; the test's cleanup stops it.
-func (r *rosTest) start(name string, args ...string) *proc {
-	r.t.Helper()
-	p := &proc{cmd: exec.Command(name, args...), done: make(chan struct{})}
-	p.cmd.Env = r.env
-	p.cmd.Dir = r.dir
-	p.cmd.Stdout = p
-	p.cmd.Stderr = p
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		r.t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	r.t.Cleanup(func() { p.stop() })
-	return p
-}
-
-// stop sends SIGTERM to the process group, then SIGKILL after 5 s, and
-// waits for the process.
-func (p *proc) stop() (killed bool) {
-	pgid := p.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM) //nolint:errcheck // may be gone
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck
-		<-p.done
-		killed = true
-	}
-	syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck // stragglers in the group
-	return killed
-}
-
-// wait waits for the process to exit on its own within timeout.
-func (p *proc) wait(t *testing.T, timeout time.Duration) {
-	t.Helper()
-	select {
-	case <-p.done:
-		if p.err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(p.cmd.Args, " "), p.err, p.output())
-		}
-	case <-time.After(timeout):
-		t.Fatalf("%s did not end in %v\n%s", strings.Join(p.cmd.Args, " "), timeout, p.output())
-	}
-}
-
-// eventually polls cond every 100 ms until it holds or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v; last: %s", what, timeout, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	rosenv.Eventually(t, timeout, what, cond)
 }
 
 func TestInteropRosparam(t *testing.T) {
 	r := newROSTest(t)
-	r.mustRun(20*time.Second, "rosparam", "set", "/tcs/a", "7")
-	r.mustRun(20*time.Second, "rosparam", "set", "/tcs/dict", "{x: 1.5, s: 'a<b&c', l: [1, 2], enabled: true}")
-	if out := r.mustRun(20*time.Second, "rosparam", "get", "/tcs/a"); strings.TrimSpace(out) != "7" {
+	r.MustRun(20*time.Second, "rosparam", "set", "/tcs/a", "7")
+	r.MustRun(20*time.Second, "rosparam", "set", "/tcs/dict", "{x: 1.5, s: 'a<b&c', l: [1, 2], enabled: true}")
+	if out := r.MustRun(20*time.Second, "rosparam", "get", "/tcs/a"); strings.TrimSpace(out) != "7" {
 		t.Errorf("rosparam get /tcs/a: %q", out)
 	}
-	out := r.mustRun(20*time.Second, "rosparam", "get", "/tcs/dict")
+	out := r.MustRun(20*time.Second, "rosparam", "get", "/tcs/dict")
 	for _, want := range []string{"x: 1.5", "s: a<b&c", "enabled: true", "- 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rosparam get /tcs/dict: no %q in\n%s", want, out)
 		}
 	}
-	out = r.mustRun(20*time.Second, "rosparam", "list")
+	out = r.MustRun(20*time.Second, "rosparam", "list")
 	for _, want := range []string{"/tcs/a", "/tcs/dict/x", "/tcs/dict/s", "/tcs/dict/l", "/tcs/dict/enabled"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("rosparam list: no %s in\n%s", want, out)
@@ -206,8 +67,8 @@ func TestInteropRosparam(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("getParam /tcs = %#v, want %#v", got, want)
 	}
-	r.mustRun(20*time.Second, "rosparam", "delete", "/tcs/a")
-	if out, err := r.run(20*time.Second, "rosparam", "get", "/tcs/a"); err == nil {
+	r.MustRun(20*time.Second, "rosparam", "delete", "/tcs/a")
+	if out, err := r.Run(20*time.Second, "rosparam", "get", "/tcs/a"); err == nil {
 		t.Errorf("rosparam get of a deleted parameter succeeded: %s", out)
 	}
 }
@@ -216,17 +77,17 @@ func TestInteropTopics(t *testing.T) {
 	r := newROSTest(t)
 	// rostopic echo waits for a publisher before it subscribes (the
 	// publisherUpdate path is exercised by the rospy and roscpp tests).
-	pub := r.start("rostopic", "pub", "-r", "10", "/chatter", "std_msgs/String", "hi")
-	echo := r.start("rostopic", "echo", "-n", "3", "/chatter")
-	echo.wait(t, 30*time.Second)
-	if n := strings.Count(echo.output(), `data: "hi"`); n != 3 {
-		t.Errorf("rostopic echo -n 3 printed %d messages:\n%s", n, echo.output())
+	pub := r.Start("rostopic", "pub", "-r", "10", "/chatter", "std_msgs/String", "hi")
+	echo := r.Start("rostopic", "echo", "-n", "3", "/chatter")
+	echo.Wait(t, 30*time.Second)
+	if n := strings.Count(echo.Output(), `data: "hi"`); n != 3 {
+		t.Errorf("rostopic echo -n 3 printed %d messages:\n%s", n, echo.Output())
 	}
 	// Another one.
-	if out := r.mustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/chatter"); !strings.Contains(out, `data: "hi"`) {
+	if out := r.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/chatter"); !strings.Contains(out, `data: "hi"`) {
 		t.Errorf("second rostopic echo: %s", out)
 	}
-	nodes := r.mustRun(20*time.Second, "rosnode", "list")
+	nodes := r.MustRun(20*time.Second, "rosnode", "list")
 	var node string
 	for _, l := range strings.Split(nodes, "\n") {
 		if strings.HasPrefix(l, "/rostopic_") {
@@ -236,20 +97,20 @@ func TestInteropTopics(t *testing.T) {
 	if node == "" {
 		t.Fatalf("rosnode list does not list the publisher:\n%s", nodes)
 	}
-	if out := r.mustRun(20*time.Second, "rostopic", "list"); !strings.Contains(out, "/chatter\n") {
+	if out := r.MustRun(20*time.Second, "rostopic", "list"); !strings.Contains(out, "/chatter\n") {
 		t.Errorf("rostopic list:\n%s", out)
 	}
-	if out := r.mustRun(20*time.Second, "rostopic", "type", "/chatter"); strings.TrimSpace(out) != "std_msgs/String" {
+	if out := r.MustRun(20*time.Second, "rostopic", "type", "/chatter"); strings.TrimSpace(out) != "std_msgs/String" {
 		t.Errorf("rostopic type: %q", out)
 	}
 	// rosnode info talks to the node through the URI lookupNode gives.
-	if info := r.mustRun(20*time.Second, "rosnode", "info", node); !strings.Contains(info, "/chatter [std_msgs/String]") {
+	if info := r.MustRun(20*time.Second, "rosnode", "info", node); !strings.Contains(info, "/chatter [std_msgs/String]") {
 		t.Errorf("rosnode info %s:\n%s", node, info)
 	}
 	// The publisher unregisters when stopped.
-	pub.stop()
+	pub.Stop()
 	eventually(t, 10*time.Second, "publisher unregistered", func() (bool, string) {
-		out, _ := r.run(20*time.Second, "rosnode", "list")
+		out, _ := r.Run(20*time.Second, "rosnode", "list")
 		return !strings.Contains(out, "/rostopic_"), out
 	})
 }
@@ -279,21 +140,21 @@ while not rospy.is_shutdown():
 `
 
 func (r *rosTest) writeProbe(dir string) string {
-	r.t.Helper()
+	r.T.Helper()
 	path := filepath.Join(dir, "probe.py")
 	if err := os.WriteFile(path, []byte(probeNode), 0o755); err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return path
 }
 
 func TestInteropRospyNode(t *testing.T) {
 	r := newROSTest(t)
-	r.mustRun(20*time.Second, "rosparam", "set", "/shared/value", "1")
-	node := r.start(rospyPython, r.writeProbe(r.dir), "_greeting:=hello")
-	out := r.mustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/probe")
+	r.MustRun(20*time.Second, "rosparam", "set", "/shared/value", "1")
+	node := r.Start(rospyPython, r.writeProbe(r.Dir), "_greeting:=hello")
+	out := r.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/probe")
 	if !strings.Contains(out, `data: "hello 1 ping=none"`) {
-		t.Fatalf("rostopic echo /probe:\n%s\nnode:\n%s", out, node.output())
+		t.Fatalf("rostopic echo /probe:\n%s\nnode:\n%s", out, node.Output())
 	}
 	got := rpc(t, r.m.URI(), "lookupNode", "/t", "/tcs_probe")
 	if code := got.([]any)[0]; code != 1 {
@@ -305,30 +166,30 @@ func TestInteropRospyNode(t *testing.T) {
 		t.Errorf("lookupService: %v", got)
 	}
 	// The cached parameter follows the change: paramUpdate reached the node.
-	r.mustRun(20*time.Second, "rosparam", "set", "/shared/value", "2")
+	r.MustRun(20*time.Second, "rosparam", "set", "/shared/value", "2")
 	eventually(t, 20*time.Second, "the node sees the new value", func() (bool, string) {
-		out, _ := r.run(20*time.Second, "rostopic", "echo", "-n", "1", "/probe")
+		out, _ := r.Run(20*time.Second, "rostopic", "echo", "-n", "1", "/probe")
 		return strings.Contains(out, `data: "hello 2 `), out
 	})
 	// A publisher that comes after the subscriber: the node hears of it
 	// through publisherUpdate.
-	ping := r.start("rostopic", "pub", "-r", "10", "/ping", "std_msgs/String", "pong")
+	ping := r.Start("rostopic", "pub", "-r", "10", "/ping", "std_msgs/String", "pong")
 	eventually(t, 20*time.Second, "the node hears /ping", func() (bool, string) {
-		out, _ := r.run(20*time.Second, "rostopic", "echo", "-n", "1", "/probe")
+		out, _ := r.Run(20*time.Second, "rostopic", "echo", "-n", "1", "/probe")
 		return strings.Contains(out, `ping=pong"`), out
 	})
-	ping.stop()
-	if out := r.mustRun(20*time.Second, "rosnode", "list"); !strings.Contains(out, "/tcs_probe\n") {
+	ping.Stop()
+	if out := r.MustRun(20*time.Second, "rosnode", "list"); !strings.Contains(out, "/tcs_probe\n") {
 		t.Errorf("rosnode list:\n%s", out)
 	}
 	// Stopped, it unregisters its topics and services (not its parameter
 	// subscriptions: rospy never ends those, with rosmaster too).
-	if node.stop() {
-		t.Fatalf("the rospy node did not exit within 5 s of SIGTERM, so it could not unregister; its output:\n%s", node.output())
+	if node.Stop() {
+		t.Fatalf("the rospy node did not exit within 5 s of SIGTERM, so it could not unregister; its output:\n%s", node.Output())
 	}
 	eventually(t, 10*time.Second, "node unregistered", func() (bool, string) {
 		got := fmt.Sprint(rpc(t, r.m.URI(), "getSystemState", "/t"))
-		return !strings.Contains(got, "/tcs_probe"), got + "\nnode output:\n" + node.output()
+		return !strings.Contains(got, "/tcs_probe"), got + "\nnode output:\n" + node.Output()
 	})
 }
 
@@ -340,18 +201,18 @@ func TestInteropRoscppRosout(t *testing.T) {
 		t.Skipf("roscpp's rosout is not installed (apt-get install rosout): %v", err)
 	}
 	r := newROSTest(t)
-	agg := r.start(rosout)
+	agg := r.Start(rosout)
 	eventually(t, 20*time.Second, "rosout registers", func() (bool, string) {
 		got := rpc(t, r.m.URI(), "lookupNode", "/t", "/rosout")
-		return got.([]any)[0] == 1, fmt.Sprint(got, agg.output())
+		return got.([]any)[0] == 1, fmt.Sprint(got, agg.Output())
 	})
-	r.start(rospyPython, r.writeProbe(r.dir), "_greeting:=cpp")
-	out := r.mustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/rosout_agg")
+	r.Start(rospyPython, r.writeProbe(r.Dir), "_greeting:=cpp")
+	out := r.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/rosout_agg")
 	if !strings.Contains(out, `name: "/tcs_probe"`) || !strings.Contains(out, "probe cpp") {
-		t.Errorf("rostopic echo /rosout_agg:\n%s\nrosout:\n%s", out, agg.output())
+		t.Errorf("rostopic echo /rosout_agg:\n%s\nrosout:\n%s", out, agg.Output())
 	}
 	// roscpp reads parameters through the master too.
-	if out := r.mustRun(20*time.Second, "rosnode", "info", "/rosout"); !strings.Contains(out, "/rosout_agg") {
+	if out := r.MustRun(20*time.Second, "rosnode", "info", "/rosout"); !strings.Contains(out, "/rosout_agg") {
 		t.Errorf("rosnode info /rosout:\n%s", out)
 	}
 }
@@ -378,7 +239,7 @@ const probePackage = `<?xml version="1.0"?>
 
 func TestInteropRoslaunch(t *testing.T) {
 	r := newROSTest(t, "roslaunch")
-	pkg := filepath.Join(r.dir, "pkgs", "tcs_probe")
+	pkg := filepath.Join(r.Dir, "pkgs", "tcs_probe")
 	if err := os.MkdirAll(pkg, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -388,11 +249,11 @@ func TestInteropRoslaunch(t *testing.T) {
 		}
 	}
 	r.writeProbe(pkg)
-	r.env = append(r.env, "ROS_PACKAGE_PATH="+filepath.Join(r.dir, "pkgs"))
-	launch := r.start("roslaunch", "tcs_probe", "probe.launch")
-	out, err := r.run(40*time.Second, "rostopic", "echo", "-n", "1", "/ns1/probe")
+	r.Vars = append(r.Vars, "ROS_PACKAGE_PATH="+filepath.Join(r.Dir, "pkgs"))
+	launch := r.Start("roslaunch", "tcs_probe", "probe.launch")
+	out, err := r.Run(40*time.Second, "rostopic", "echo", "-n", "1", "/ns1/probe")
 	if err != nil || !strings.Contains(out, `data: "launched unset ping=none"`) {
-		t.Fatalf("echo the launched node: %v\n%s\nroslaunch:\n%s", err, out, launch.output())
+		t.Fatalf("echo the launched node: %v\n%s\nroslaunch:\n%s", err, out, launch.Output())
 	}
 	// roslaunch sets parameters with system.multicall.
 	got := rpc(t, r.m.URI(), "getParam", "/t", "/cfg")
@@ -405,25 +266,25 @@ func TestInteropRoslaunch(t *testing.T) {
 	if !reflect.DeepEqual(got, []any{1, "Parameter [/robot_description]", probePackage}) {
 		t.Errorf("robot_description: %#v", got)
 	}
-	if out := r.mustRun(20*time.Second, "rosparam", "get", "/ns1/talker/greeting"); strings.TrimSpace(out) != "launched" {
+	if out := r.MustRun(20*time.Second, "rosparam", "get", "/ns1/talker/greeting"); strings.TrimSpace(out) != "launched" {
 		t.Errorf("private parameter: %q", out)
 	}
-	launch.stop()
-	if !strings.Contains(launch.output(), "started with pid") {
-		t.Errorf("roslaunch output:\n%s", launch.output())
+	launch.Stop()
+	if !strings.Contains(launch.Output(), "started with pid") {
+		t.Errorf("roslaunch output:\n%s", launch.Output())
 	}
 }
 
 func TestInteropRosbag(t *testing.T) {
 	r := newROSTest(t, "rosbag")
-	r.start("rostopic", "pub", "-r", "20", "/chatter", "std_msgs/String", "bagged")
+	r.Start("rostopic", "pub", "-r", "20", "/chatter", "std_msgs/String", "bagged")
 	eventually(t, 20*time.Second, "publisher registered", func() (bool, string) {
 		got := rpc(t, r.m.URI(), "getPublishedTopics", "/t", "")
 		return strings.Contains(fmt.Sprint(got), "/chatter"), fmt.Sprint(got)
 	})
-	bag := filepath.Join(r.dir, "chatter.bag")
-	r.mustRun(40*time.Second, "rosbag", "record", "--duration=2", "-O", bag, "/chatter")
-	out := r.mustRun(20*time.Second, "rosbag", "info", bag)
+	bag := filepath.Join(r.Dir, "chatter.bag")
+	r.MustRun(40*time.Second, "rosbag", "record", "--duration=2", "-O", bag, "/chatter")
+	out := r.MustRun(20*time.Second, "rosbag", "info", bag)
 	if !strings.Contains(out, "std_msgs/String") || !strings.Contains(out, "/chatter") || strings.Contains(out, "messages:    0") {
 		t.Errorf("rosbag info:\n%s", out)
 	}

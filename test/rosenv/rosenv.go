@@ -1,0 +1,181 @@
+// Package rosenv runs Debian's ROS 1 tools and nodes from Go tests: an
+// environment pointing at a given master, commands with timeouts, background
+// processes in their own process groups (stopped by the test's cleanup), and
+// polling. Tests skip, saying what to install, where ROS is missing:
+//
+//	apt-get install -y --no-install-recommends python3-rosmaster python3-roslaunch \
+//	  python3-rospy python3-rosbag python3-rostopic python3-rosparam python3-rosnode \
+//	  python3-std-msgs rosout
+package rosenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Python is the interpreter for rospy nodes: the python on PATH may be
+// another build that cannot import rospy.
+const Python = "/usr/bin/python3"
+
+// Env is one test's ROS environment.
+type Env struct {
+	T    *testing.T
+	Vars []string // the environment every command runs with
+	Dir  string   // working directory and ROS_HOME
+}
+
+// New returns an environment whose tools talk to the master at masterURI.
+// It skips the test if one of tools (besides rostopic, rosparam, rosnode
+// and rospy) is missing.
+func New(t *testing.T, masterURI string, tools ...string) *Env {
+	t.Helper()
+	for _, tool := range append([]string{"rostopic", "rosparam", "rosnode"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("ROS 1 is not installed (%s: %v); install python3-rostopic python3-rosparam python3-rosnode python3-rospy python3-roslaunch python3-rosbag python3-std-msgs rosout", tool, err)
+		}
+	}
+	if _, err := os.Stat(Python); err != nil {
+		t.Skipf("%s missing: %v", Python, err)
+	}
+	dir := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "ROS_MASTER_URI", "ROS_IP", "ROS_HOSTNAME", "ROS_HOME", "ROS_NAMESPACE", "ROS_PACKAGE_PATH",
+			"http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "ROS_MASTER_URI="+masterURI, "ROS_HOSTNAME=127.0.0.1", "ROS_HOME="+dir,
+		"PYTHONUNBUFFERED=1")
+	return &Env{T: t, Vars: env, Dir: dir}
+}
+
+// Run runs a command to completion within timeout and returns its output.
+func (r *Env) Run(timeout time.Duration, name string, args ...string) (string, error) {
+	r.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = r.Vars
+	cmd.Dir = r.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%s %s: timed out after %v: %w", name, strings.Join(args, " "), timeout, err)
+	} else if err != nil {
+		err = fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	// A node's process group may outlive it (roslaunch children).
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // usually gone
+	return string(out), err
+}
+
+// MustRun is Run that fails the test on error.
+func (r *Env) MustRun(timeout time.Duration, name string, args ...string) string {
+	r.T.Helper()
+	out, err := r.Run(timeout, name, args...)
+	if err != nil {
+		r.T.Fatalf("%v\n%s", err, out)
+	}
+	return out
+}
+
+// Proc is a background process.
+type Proc struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+	err  error
+}
+
+// Write collects the process's output.
+func (p *Proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+// Output returns what the process printed so far.
+func (p *Proc) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// Start starts a command in the background; the test's cleanup stops it.
+func (r *Env) Start(name string, args ...string) *Proc {
+	r.T.Helper()
+	p := &Proc{cmd: exec.Command(name, args...), done: make(chan struct{})}
+	p.cmd.Env = r.Vars
+	p.cmd.Dir = r.Dir
+	p.cmd.Stdout = p
+	p.cmd.Stderr = p
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		r.T.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	r.T.Cleanup(func() { p.Stop() })
+	return p
+}
+
+// Stop sends SIGTERM to the process group, then SIGKILL after 5 s, and
+// waits for the process.
+func (p *Proc) Stop() (killed bool) {
+	pgid := p.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM) //nolint:errcheck // may be gone
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck
+		<-p.done
+		killed = true
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck // stragglers in the group
+	return killed
+}
+
+// Wait waits for the process to exit on its own within timeout.
+func (p *Proc) Wait(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-p.done:
+		if p.err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(p.cmd.Args, " "), p.err, p.Output())
+		}
+	case <-time.After(timeout):
+		t.Fatalf("%s did not end in %v\n%s", strings.Join(p.cmd.Args, " "), timeout, p.Output())
+	}
+}
+
+// Eventually polls cond every 100 ms until it holds or timeout passes.
+func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v; last: %s", what, timeout, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
