@@ -274,9 +274,11 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// Past yieldEvery the goroutine yields before raising p, so that only
 	// the spinning detector can run during the handoff.
 	// (A Run that lasts past sysmon's 10 ms still gets the goroutine
-	// preempted while p is raised: p then runs unaccounted, measured as
-	// leak. Yielding before every Run that could last that long cost more
-	// than the leak it saved: tried, 1.8-2.2 % overhead instead of 1.5 %.)
+	// preempted, after the wake, while p is raised: p runs on until the
+	// goroutine is back. That CPU is counted from the clock read at the
+	// wake (p.seen) and charged with p's next Run, as Wake.Extra. Yielding
+	// before every Run that could last that long cost more: tried, 1.8-2.2 %
+	// overhead instead of 1.5 %.)
 	must := m.lastWake-m.lastYield > yieldEvery
 	if p != m.cur || must {
 		if err := m.lower(); err != nil {
