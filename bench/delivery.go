@@ -100,17 +100,23 @@ func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 		gotG[k] = make([]int64, o.Subscribers)
 		gotP[k] = make([]int64, o.Subscribers)
 	}
-	warm := map[*[]int64][]bool{&gotG[0]: make([]bool, o.Subscribers), &gotP[0]: make([]bool, o.Subscribers)}
+	// warm-up: which subscriber has heard from which publisher, and how many
+	// such pairs there are.
+	warmG, warmP := make([]bool, o.Subscribers), make([]bool, o.Subscribers)
+	nwarm := 0
 	epoch := time.Now()
 	since := func() int64 { return int64(time.Since(epoch)) }
-	record := func(tab [][]int64, s int) func(*sensor_msgs.JointState) {
+	record := func(tab [][]int64, warm []bool, s int) func(*sensor_msgs.JointState) {
 		return func(js *sensor_msgs.JointState) {
 			k := int(js.Header.Seq)
 			t := since()
 			mu.Lock()
 			defer mu.Unlock()
 			if k >= n { // warm-up
-				warm[&tab[0]][s] = true
+				if !warm[s] {
+					warm[s] = true
+					nwarm++
+				}
 				return
 			}
 			tab[k][s] = t
@@ -125,8 +131,9 @@ func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 		for _, c := range []struct {
 			topic string
 			tab   [][]int64
-		}{{"/bench/gated", gotG}, {"/bench/plain", gotP}} {
-			sub, err := goroslib.NewSubscriber(goroslib.SubscriberConf{Node: sn, Topic: c.topic, Callback: record(c.tab, s), QueueSize: uint(n)})
+			warm  []bool
+		}{{"/bench/gated", gotG, warmG}, {"/bench/plain", gotP, warmP}} {
+			sub, err := goroslib.NewSubscriber(goroslib.SubscriberConf{Node: sn, Topic: c.topic, Callback: record(c.tab, c.warm, s), QueueSize: uint(n)})
 			if err != nil {
 				return res, fmt.Errorf("bench delivery: subscriber %d of %s: %w", s, c.topic, err)
 			}
@@ -144,14 +151,7 @@ func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 	allWarm := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, w := range warm {
-			for _, ok := range w {
-				if !ok {
-					return false
-				}
-			}
-		}
-		return true
+		return nwarm == 2*o.Subscribers
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for !allWarm() {

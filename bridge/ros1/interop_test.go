@@ -39,7 +39,7 @@ func TestInteropRospyOnPrivateClock(t *testing.T) {
 	}
 	t.Cleanup(func() { m.Close() })
 	env := rosenv.New(t, m.URI())
-	lb := &logBuf{}
+	lb := &rosenv.Buffer{}
 	n, err := NewNode(NodeConf{MasterURI: m.URI(), Log: zerolog.New(lb)})
 	if err != nil {
 		t.Fatal(err)

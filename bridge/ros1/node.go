@@ -173,14 +173,37 @@ func (n *Node) handle(req apislave.Request) apislave.Response {
 	return apislave.ErrorRes{}
 }
 
+// register lists v under topic in m (the node's publishers or subscribers)
+// and then makes the master call; a failed call takes it off the list.
+func register[T any](n *Node, m map[string]T, topic string, v T, what string, call func() error) error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return fmt.Errorf("%s %s: node closed", what, topic)
+	}
+	if _, ok := m[topic]; ok {
+		n.mu.Unlock()
+		return fmt.Errorf("%s %s: already done on this node", what, topic)
+	}
+	m[topic] = v
+	n.mu.Unlock()
+	if err := call(); err != nil {
+		n.mu.Lock()
+		delete(m, topic)
+		n.mu.Unlock()
+		return fmt.Errorf("%s %s at the master %s: %w", what, topic, n.conf.MasterURI, err)
+	}
+	return nil
+}
+
 func (n *Node) busInfo() [][]any {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	info := [][]any{}
 	id := 0
 	for topic, p := range n.pubs {
-		for _, c := range p.snapshot() {
-			info = append(info, []any{id, c.callerid, "o", "TCPROS", topic, true})
+		for _, sub := range p.Subscribers() {
+			info = append(info, []any{id, sub, "o", "TCPROS", topic, true})
 			id++
 		}
 	}

@@ -2,7 +2,6 @@ package ros1
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"sync"
 
@@ -35,23 +34,13 @@ type outConn struct {
 // Advertise registers topic with type t on the master. A latched
 // publisher's last frame goes to every subscriber that connects later.
 func (n *Node) Advertise(topic string, t msgs.Type, latch bool) (*Publisher, error) {
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("advertise %s: node closed", topic)
-	}
-	if _, ok := n.pubs[topic]; ok {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("advertise %s: already advertised", topic)
-	}
 	p := &Publisher{node: n, topic: topic, typ: t, latch: latch}
-	n.pubs[topic] = p
-	n.mu.Unlock()
-	if _, err := n.master.RegisterPublisher(topic, t.Name, n.URI()); err != nil {
-		n.mu.Lock()
-		delete(n.pubs, topic)
-		n.mu.Unlock()
-		return nil, fmt.Errorf("advertise %s (%s) at the master %s: %w", topic, t.Name, n.conf.MasterURI, err)
+	err := register(n, n.pubs, topic, p, "advertise", func() error {
+		_, err := n.master.RegisterPublisher(topic, t.Name, n.URI())
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -116,16 +105,6 @@ func (p *Publisher) Subscribers() []string {
 		ids[i] = c.callerid
 	}
 	return ids
-}
-
-func (p *Publisher) snapshot() []outConn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]outConn, len(p.conns))
-	for i, c := range p.conns {
-		out[i] = *c
-	}
-	return out
 }
 
 func (p *Publisher) add(c *outConn) {

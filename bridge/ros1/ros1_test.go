@@ -1,11 +1,9 @@
 package ros1
 
 import (
-	"bytes"
 	"errors"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,35 +15,18 @@ import (
 
 	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/msgs"
+	"github.com/tcs-robotics/tcs/test/rosenv"
 )
 
-// logBuf collects a node's log lines for the test to inspect.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // graph starts an embedded master and the bridge node on it.
-func graph(t *testing.T) (*master.Master, *Node, *logBuf) {
+func graph(t *testing.T) (*master.Master, *Node, *rosenv.Buffer) {
 	t.Helper()
 	m, err := master.New(master.Conf{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	lb := &logBuf{}
+	lb := &rosenv.Buffer{}
 	n, err := NewNode(NodeConf{MasterURI: m.URI(), Log: zerolog.New(lb)})
 	if err != nil {
 		t.Fatal(err)

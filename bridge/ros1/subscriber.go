@@ -56,24 +56,14 @@ var ErrOversize = errors.New("message length above the limit")
 // connects to its publishers, now and as they appear. onConn is called (from
 // a control goroutine) with each established connection.
 func (n *Node) Subscribe(topic string, t msgs.Type, onConn func(*InConn)) (*Subscriber, error) {
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("subscribe %s: node closed", topic)
-	}
-	if _, ok := n.subs[topic]; ok {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("subscribe %s: already subscribed", topic)
-	}
 	s := &Subscriber{node: n, topic: topic, typ: t, onConn: onConn, byURL: map[string]*InConn{}}
-	n.subs[topic] = s
-	n.mu.Unlock()
-	urls, err := n.master.RegisterSubscriber(topic, t.Name, n.URI())
+	var urls []string
+	err := register(n, n.subs, topic, s, "subscribe", func() (err error) {
+		urls, err = n.master.RegisterSubscriber(topic, t.Name, n.URI())
+		return err
+	})
 	if err != nil {
-		n.mu.Lock()
-		delete(n.subs, topic)
-		n.mu.Unlock()
-		return nil, fmt.Errorf("subscribe %s (%s) at the master %s: %w", topic, t.Name, n.conf.MasterURI, err)
+		return nil, err
 	}
 	s.update(urls)
 	return s, nil
@@ -179,16 +169,6 @@ func (s *Subscriber) connected() []*InConn {
 		}
 	}
 	return out
-}
-
-// Forget removes c from the subscriber's list (after its owner closed it),
-// so that the publisher is connected to again if it registers anew.
-func (s *Subscriber) Forget(c *InConn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.byURL[c.URI] == c {
-		delete(s.byURL, c.URI)
-	}
 }
 
 func (s *Subscriber) closeAll() {

@@ -49,13 +49,3 @@ func RecvSome(fd int, b []byte) (int, error) {
 		return n, nil
 	}
 }
-
-// SocketQueued returns how many bytes wait unread in socket fd's receive
-// queue (SIOCINQ).
-func SocketQueued(fd int) (int, error) {
-	n, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
-	if err != nil {
-		return 0, os.NewSyscallError("ioctl SIOCINQ", err)
-	}
-	return n, nil
-}

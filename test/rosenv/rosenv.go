@@ -92,28 +92,37 @@ func (r *Env) MustRun(timeout time.Duration, name string, args ...string) string
 	return out
 }
 
+// Buffer is a bytes.Buffer safe for concurrent writers and readers (a
+// process's output, a logger's lines).
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 // Proc is a background process.
 type Proc struct {
 	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
+	out  Buffer
 	done chan struct{}
 	err  error
 }
 
-// Write collects the process's output.
-func (p *Proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
 // Output returns what the process printed so far.
-func (p *Proc) Output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
+func (p *Proc) Output() string { return p.out.String() }
 
 // Start starts a command in the background; the test's cleanup stops it.
 func (r *Env) Start(name string, args ...string) *Proc {
@@ -121,8 +130,8 @@ func (r *Env) Start(name string, args ...string) *Proc {
 	p := &Proc{cmd: exec.Command(name, args...), done: make(chan struct{})}
 	p.cmd.Env = r.Vars
 	p.cmd.Dir = r.Dir
-	p.cmd.Stdout = p
-	p.cmd.Stderr = p
+	p.cmd.Stdout = &p.out
+	p.cmd.Stderr = &p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
 		r.T.Fatalf("start %s: %v", name, err)
