@@ -39,6 +39,19 @@ type fakeProc struct {
 	k        int64 // activation counter for opIdleNext
 	period   int64
 	exited   bool
+
+	// ROS processes (ros true) ignore loop: each delivered message costs
+	// callback CPU, each clock release one activation of work CPU followed
+	// by an actuator message; then they block.
+	ros       bool
+	callback  int64
+	work      int64
+	queued    int   // messages delivered, not yet taken
+	clocked   bool  // released, activation not yet done
+	left2     int64 // CPU left in the current callback or activation
+	inCB      bool  // the current work is a callback
+	sawSample int64 // newest sample taken
+	stale     int   // activations that began before the sample at their clock was taken
 }
 
 func (f *fakeProc) cur() op { return f.loop[f.pc%len(f.loop)] }
@@ -121,6 +134,15 @@ func (m *fakeMachine) run(maxActions int) Action {
 				m.t.Fatalf("world went back from %d to %d", m.lastT, a.To)
 			}
 			m.lastT = a.To
+			if a.Boundary {
+				// Every ROS client subscribes to the sensor topic.
+				for i, f := range m.procs {
+					if f.ros && !f.exited {
+						f.queued++
+						m.p.Delivered(i)
+					}
+				}
+			}
 		case KindApply:
 			st := m.stamps[a.Slot]
 			m.applied = append(m.applied, applied{a.Robot, a.Slot, m.p.Now()})
@@ -135,6 +157,13 @@ func (m *fakeMachine) run(maxActions int) Action {
 			f := m.procs[a.Client]
 			if a.Now != m.p.Progress(a.Client) {
 				m.t.Fatalf("release now=%d but progress %d", a.Now, m.p.Progress(a.Client))
+			}
+			if f.ros {
+				if f.queued > 0 {
+					f.stale++
+				}
+				f.clocked = true
+				continue
 			}
 			f.advance()
 		case KindProbe:
@@ -177,6 +206,10 @@ func (m *fakeMachine) dispatch(a Action) {
 	}
 	slice = max(slice, 0)
 	m.wall += slice + overhead
+	if f.ros {
+		m.dispatchROS(c, f, slice)
+		return
+	}
 	used := int64(0)
 	for {
 		o := f.cur()
@@ -225,6 +258,44 @@ func (m *fakeMachine) dispatch(a Action) {
 	}
 }
 
+// dispatchROS runs a fake ROS process: queued callbacks first, then the
+// activation its clock release asked for, then it blocks.
+func (m *fakeMachine) dispatchROS(c int, f *fakeProc, slice int64) {
+	used := int64(0)
+	for {
+		if f.left2 == 0 {
+			switch {
+			case f.queued > 0:
+				f.left2, f.inCB = max(f.callback, 1), true
+			case f.clocked:
+				f.left2, f.inCB = max(f.work, 1), false
+			default:
+				m.p.Ran(c, used, Blocked)
+				return
+			}
+		}
+		run := min(f.left2, slice-used)
+		used += run
+		f.left2 -= run
+		if f.left2 > 0 {
+			m.p.Ran(c, used, Preempted)
+			return
+		}
+		if f.inCB {
+			f.queued--
+			continue
+		}
+		// The activation's command: the coordinator wakes when its bytes
+		// arrive, with the client still runnable.
+		f.clocked = false
+		m.p.Ran(c, used, Interrupted)
+		st := m.p.Progress(c)
+		slot := m.p.Actuate(c)
+		m.stamps[slot] = st
+		return
+	}
+}
+
 // check verifies the invariants of the time contract after an action.
 func (m *fakeMachine) check() {
 	p := m.p
@@ -252,6 +323,10 @@ func (m *fakeMachine) check() {
 
 func pdProc(work int64) *fakeProc {
 	return &fakeProc{name: "pd", loop: []op{{opIdleNext, 0}, {opRead, 0}, {opCompute, work}, {opActuate, 0}}}
+}
+
+func rosProc(callback, work int64) *fakeProc {
+	return &fakeProc{name: "rospd", ros: true, callback: callback, work: work, loop: []op{{opBlock, 1}}}
 }
 
 func plannerProc(chunk int64) *fakeProc {

@@ -46,6 +46,9 @@ type client struct {
 	yielded     bool // lockstep: a best-effort client returned for this step
 	starved     uint // consecutive preempted slices that got no CPU (≤ 16)
 	exitCode    int
+	resume      bool  // ROS: a delivery woke it while idle until resumeWake
+	resumeWake  int64 //
+	deliveries  int64
 }
 
 type robot struct {
@@ -115,6 +118,10 @@ func New(conf Conf, rec Recorder) (*Policy, error) {
 		if conf.Mode == Lockstep {
 			c.charge = 0
 		}
+		if cc.API == ROS && cc.Class == Periodic && conf.Mode != Free {
+			// Activation 0 ran while the node started (see ROS).
+			c.st, c.wake = stIdle, cc.Period
+		}
 		p.robots[cc.Robot].clients = append(p.robots[cc.Robot].clients, i)
 	}
 	for j := range p.robots {
@@ -183,6 +190,7 @@ func (p *Policy) Stats(c int) ClientStats {
 		Activations: cl.activations,
 		Misses:      cl.misses,
 		Blocks:      cl.blocks,
+		Deliveries:  cl.deliveries,
 		Exited:      cl.st == stExited,
 		ExitCode:    cl.exitCode,
 		State:       stateNames[cl.st],
@@ -479,6 +487,9 @@ func (p *Policy) Ran(c int, cpu int64, why Stop) {
 		}
 	}
 	if why == Blocked && cl.st == stRunnable {
+		if cl.conf.API == ROS && p.conf.Mode != Free && p.rosBlocked(c) {
+			return
+		}
 		cl.blocks++
 		p.block(c, stBlocked)
 		p.nblocked++
@@ -487,6 +498,28 @@ func (p *Policy) Ran(c int, cpu int64, why Stop) {
 			cl.yielded = true
 		}
 	}
+}
+
+// rosBlocked infers what ROS client c, which just blocked, waits for: the
+// next activation when it was in one (the activation is done) or when a
+// delivery had woken it from that wait. It reports false when the client
+// waits for something the policy does not know (it is then blocked).
+func (p *Policy) rosBlocked(c int) bool {
+	cl := &p.clients[c]
+	resume := cl.resume
+	cl.resume = false
+	switch {
+	case cl.active:
+		cl.active = false
+		p.block(c, stIdle)
+		cl.wake = cl.due + cl.conf.Period
+	case resume:
+		p.block(c, stIdle)
+		cl.wake = cl.resumeWake
+	default:
+		return false
+	}
+	return true
 }
 
 // account charges cpu ns used by client c to its robot and checks deadlines.
@@ -601,6 +634,22 @@ func (p *Policy) Wrote(c int) {
 	cl := &p.clients[c]
 	if p.conf.Mode == Lockstep && cl.conf.Class == BestEffort {
 		cl.yielded = true
+	}
+}
+
+// Delivered reports that a message reached ROS client c's socket. A client
+// that waits (idle or blocked) becomes runnable to take it, as a callback,
+// without beginning an activation; when it blocks again it goes back to the
+// wait it left. A runnable client takes it as it runs.
+func (p *Policy) Delivered(c int) {
+	cl := &p.clients[c]
+	cl.deliveries++
+	switch cl.st {
+	case stIdle:
+		cl.resume, cl.resumeWake = true, cl.wake
+		p.wakeUp(c)
+	case stBlocked:
+		p.wakeUp(c)
 	}
 }
 

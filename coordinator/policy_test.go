@@ -339,3 +339,77 @@ func TestCompensationIgnoresAnomalies(t *testing.T) {
 		}
 	}
 }
+
+func rosConf(mode Mode, period, d int64) Conf {
+	return Conf{Mode: mode, Quantum: ms, Step: ms, Duration: d, Robots: 1, Compensation: true,
+		Clients: []ClientConf{{Name: "rospd", Robot: 0, Priority: 10, Class: Periodic, Period: period, API: ROS}}}
+}
+
+// An unmodified ROS controller: every sensor sample is taken (a callback)
+// before the clock of the activation at the same instant is delivered;
+// activations end when the node blocks; commands are stamped with the
+// node's progress.
+func TestROSPeriodicInference(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		period int64
+	}{{"1kHz", ms}, {"100Hz", 10 * ms}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := rosProc(20*us, 200*us)
+			m := newFake(t, rosConf(Consistent, tc.period, 1000*ms), []*fakeProc{f}, 3, 20*us)
+			if end := m.run(1_000_000); end.End != EndCompleted {
+				t.Fatalf("end = %v", end)
+			}
+			st := m.p.Stats(0)
+			want := 1000*ms/tc.period - 1 // activation 0 ran at start-up
+			if st.Activations != want {
+				t.Errorf("activations = %d, want %d", st.Activations, want)
+			}
+			if st.Misses != 0 {
+				t.Errorf("misses = %d", st.Misses)
+			}
+			if f.stale != 0 {
+				t.Errorf("%d activations began before the sample at their instant was taken", f.stale)
+			}
+			if st.Deliveries != 1000 {
+				t.Errorf("deliveries = %d, want one per 1 ms step", st.Deliveries)
+			}
+			if st.Blocks != 0 {
+				t.Errorf("blocks the policy could not explain = %d, want 0", st.Blocks)
+			}
+			if int64(len(m.applied)) != want {
+				t.Errorf("applied %d commands, want %d", len(m.applied), want)
+			}
+			// The activation at k·P begins once the callback of the sample
+			// at k·P is done.
+			for _, a := range m.acts {
+				if a[1] != 20*us {
+					t.Fatalf("activation late by %d ns, want the callback's 20 µs", a[1])
+				}
+			}
+			// Each command is stamped at its activation's instant plus the
+			// callback and the activation's CPU: 220 µs of progress.
+			for k, ap := range m.applied {
+				if off := ap.at % tc.period; off != 220*us {
+					t.Fatalf("command %d applied at %d: %d after its activation, want 220 µs", k, ap.at, off)
+				}
+			}
+		})
+	}
+}
+
+// A ROS node that computes longer than its period misses deadlines and its
+// next activation begins late, at its progress, never before it is due.
+func TestROSOverrunMisses(t *testing.T) {
+	f := rosProc(10*us, 1500*us)
+	m := newFake(t, rosConf(Consistent, ms, 100*ms), []*fakeProc{f}, 5, 0)
+	if end := m.run(1_000_000); end.End != EndCompleted {
+		t.Fatalf("end = %v", end)
+	}
+	st := m.p.Stats(0)
+	// Each activation takes 1.5 ms and the callbacks queued meanwhile:
+	// about 66 in 100 ms, every one a miss (the last perhaps not yet).
+	if st.Activations < 60 || st.Activations > 70 || st.Misses < st.Activations-1 {
+		t.Errorf("misses = %d of %d activations, want every one of about 66", st.Misses, st.Activations)
+	}
+}

@@ -64,6 +64,15 @@ const (
 	// Plain clients give no notifications; the block detector tells when
 	// they block and a probe tells when they wake on their own.
 	Plain
+	// ROS clients are unmodified ROS nodes on a private clock. The driver
+	// delivers their messages (Delivered) and, at each activation of a
+	// periodic one, its clock; the policy infers the rest: a periodic ROS
+	// client is idle until its next activation, and an activation ends when
+	// the client blocks again (the driver holds the dispatch over a short
+	// wall-clock poll before it reports the block). Its first coordinated
+	// activation is at P: activation 0 ran while the node started, on the
+	// clock latched at 0.
+	ROS
 )
 
 func (a API) String() string {
@@ -72,6 +81,8 @@ func (a API) String() string {
 		return "native"
 	case Plain:
 		return "plain"
+	case ROS:
+		return "ros"
 	}
 	return fmt.Sprintf("API(%d)", uint8(a))
 }
@@ -337,6 +348,7 @@ type ClientStats struct {
 	Activations int64
 	Misses      int64
 	Blocks      int64 // times it blocked for a reason the policy could not see
+	Deliveries  int64 // ROS: messages delivered to it (Delivered)
 	Exited      bool
 	ExitCode    int
 	State       string
