@@ -17,8 +17,9 @@ import (
 // "valid fields are" hint lists them.
 var (
 	scenarioFields = []string{"name", "mode", "duration", "quantum", "cpu", "base_priority", "actuation",
-		"compensation", "wall_limit", "on_exit", "free", "dynamics", "robots"}
+		"compensation", "wall_limit", "on_exit", "free", "ros", "dynamics", "robots"}
 	freeFields     = []string{"rtf"}
+	rosFields      = []string{"master", "startup_timeout"}
 	dynamicsFields = []string{"model", "step", "params"}
 	robotFields    = []string{"name", "cpu_scale", "clients"}
 	clientFields   = []string{"name", "cmd", "api", "class", "period", "priority", "cpu_scale",
@@ -480,6 +481,15 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 		ff, _ := d.fields(n, "free", freeFields)
 		if n := ff["rtf"]; n != nil {
 			d.float(n, "free.rtf", &s.Free.RTF, "1.0 (0: as fast as possible)")
+		}
+	}
+	if n := f["ros"]; n != nil {
+		rf, _ := d.fields(n, "ros", rosFields)
+		if n := rf["master"]; n != nil {
+			d.str(n, "ros.master", &s.ROS.Master, "http://127.0.0.1:11311")
+		}
+		if n := rf["startup_timeout"]; n != nil {
+			d.duration(n, "ros.startup_timeout", &s.ROS.StartupTimeout, "30s")
 		}
 	}
 	if n := f["dynamics"]; n != nil {

@@ -88,12 +88,16 @@ const (
 	// APINative clients use the native protocol (coordinator/native): pipes
 	// and shared memory, no state inference needed. The default.
 	APINative API = iota
-	// APIPlain clients are unmodified programs (ROS nodes); the coordinator
-	// infers their state.
+	// APIPlain clients are unmodified programs that are not ROS nodes; the
+	// coordinator infers their state.
 	APIPlain
+	// APIROS clients are unmodified ROS 1 nodes: tcs starts them with
+	// /use_sim_time set and their clock remapped to a private one, delivers
+	// their robot's sensor topic and reads its actuator topic.
+	APIROS
 )
 
-var apiNames = []string{"native", "plain"}
+var apiNames = []string{"native", "plain", "ros"}
 
 // String returns the name used in scenario files.
 func (a API) String() string { return enumString(apiNames, int(a), "API") }

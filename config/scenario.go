@@ -56,6 +56,9 @@ type Scenario struct {
 	OnExit OnExit `yaml:"on_exit"`
 	// Free holds the settings of free mode.
 	Free Free `yaml:"free"`
+	// ROS holds the settings of the ROS 1 bridge (used when a client has
+	// api: ros).
+	ROS ROS `yaml:"ros"`
 	// Dynamics is the simulated world.
 	Dynamics Dynamics `yaml:"dynamics"`
 	// Robots are the onboard computers, in file order; robot j controls
@@ -79,6 +82,29 @@ type Free struct {
 	// RTF is the real-time factor the world is held to; 0 means as fast as
 	// possible. Default 1.0.
 	RTF float64 `yaml:"rtf"`
+}
+
+// ROS is the ros section: how the bridge meets its ROS 1 nodes.
+type ROS struct {
+	// Master is the ROS master's URI. Default: $ROS_MASTER_URI, else
+	// http://127.0.0.1:11311; when nothing answers there and the host is a
+	// loopback address, tcs starts its own master.
+	Master string `yaml:"master"`
+	// StartupTimeout bounds how long the nodes may take to start and
+	// connect before virtual time begins. Default 30s.
+	StartupTimeout Duration `yaml:"startup_timeout"`
+}
+
+// HasROS reports whether any client is a ROS node.
+func (s *Scenario) HasROS() bool {
+	for _, r := range s.Robots {
+		for _, c := range r.Clients {
+			if c.API == APIROS {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Dynamics selects and configures the embedded world model.
@@ -108,7 +134,7 @@ type Client struct {
 	Name string `yaml:"name"`
 	// Cmd is the argv; Cmd[0] == "tcs" means the tcs binary. Required.
 	Cmd []string `yaml:"cmd"`
-	// API: native (default) or plain.
+	// API: native (default), plain or ros.
 	API API `yaml:"api"`
 	// Class: periodic or best-effort. Required.
 	Class Class `yaml:"class"`

@@ -67,6 +67,12 @@ func (s *Scenario) validate() Errors {
 	if !validEnum(onExitNames, int(s.OnExit)) {
 		c.add("on_exit", "%d is not an on_exit policy; use one of %s", int(s.OnExit), validNames(onExitNames))
 	}
+	if s.ROS.StartupTimeout < 0 {
+		c.add("ros.startup_timeout", "%v must be ≥ 0 (0: the default 30s)", s.ROS.StartupTimeout)
+	}
+	if m := s.ROS.Master; m != "" && !strings.HasPrefix(m, "http://") {
+		c.add("ros.master", "%q is not a master URI; write it like http://127.0.0.1:11311", m)
+	}
 	if !(s.Free.RTF >= 0) || math.IsInf(s.Free.RTF, 0) {
 		c.add("free.rtf", "%v is not a real-time factor; write a number ≥ 0 like 1.0 (0: as fast as possible)", s.Free.RTF)
 	}
@@ -178,8 +184,8 @@ func (c *checker) client(cl *Client, p string, names map[string]string, prioriti
 		c.add(join(p, "cpu_scale"), "%v must be a number > 0: 1.0 is this machine's speed, 2.0 a CPU half as fast", cl.CPUScale)
 	}
 
-	if len(cl.Subscribes) > 0 && cl.API == APIPlain {
-		c.add(join(p, "subscribes"), "is for native clients (api: native); a plain client subscribes to ROS topics itself")
+	if len(cl.Subscribes) > 0 && (cl.API == APIPlain || cl.API == APIROS) {
+		c.add(join(p, "subscribes"), "is for native clients (api: native); a %s client subscribes to topics itself", cl.API)
 	}
 	seen := map[int]bool{}
 	for i, ch := range cl.Subscribes {

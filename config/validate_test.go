@@ -82,7 +82,7 @@ func TestValidate(t *testing.T) {
 		{"cmd program empty", func(s *Scenario) { s.Robots[0].Clients[0].Cmd[0] = "" }, "robots[0].clients[0].cmd[0]", "is empty; the first item is the program to run"},
 		{"cmd NUL", func(s *Scenario) { s.Robots[0].Clients[0].Cmd[2] = "a\x00b" }, "robots[0].clients[0].cmd[2]", "contains a NUL byte"},
 		{"cmd empty argument ok", func(s *Scenario) { s.Robots[0].Clients[0].Cmd[2] = "" }, "", ""},
-		{"api out of range", func(s *Scenario) { s.Robots[0].Clients[0].API = API(5) }, "robots[0].clients[0].api", "use one of native, plain"},
+		{"api out of range", func(s *Scenario) { s.Robots[0].Clients[0].API = API(5) }, "robots[0].clients[0].api", "use one of native, plain, ros"},
 		{"class missing", func(s *Scenario) { s.Robots[0].Clients[0].Class = ClassUnset }, "robots[0].clients[0].class", "is required; use periodic (with a period"},
 		{"class out of range", func(s *Scenario) { s.Robots[0].Clients[0].Class = Class(9) }, "robots[0].clients[0].class", "9 is not a class"},
 		{"period missing", func(s *Scenario) { s.Robots[0].Clients[0].Period = 0 }, "robots[0].clients[0].period", "is required for a periodic client and must be > 0"},

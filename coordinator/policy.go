@@ -173,6 +173,10 @@ func (p *Policy) RobotClock(j int) int64 { return p.robots[j].r }
 // see (the clients a Probe is about).
 func (p *Policy) Blocked(c int) bool { return p.clients[c].st == stBlocked }
 
+// Active reports whether client c is inside an activation (released, not
+// yet idle again).
+func (p *Policy) Active(c int) bool { return p.clients[c].active }
+
 // Runnable reports whether client c is runnable.
 func (p *Policy) Runnable(c int) bool { return p.clients[c].st == stRunnable }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bluenviron/goroslib/v2/pkg/apimaster"
+	"github.com/bluenviron/goroslib/v2/pkg/apiparam"
 	"github.com/bluenviron/goroslib/v2/pkg/apislave"
 	"github.com/bluenviron/goroslib/v2/pkg/protocommon"
 	"github.com/rs/zerolog"
@@ -94,6 +95,21 @@ func NewNode(conf NodeConf) (*Node, error) {
 	go func() { defer n.wg.Done(); n.accept() }()
 	return n, nil
 }
+
+// SetParamBool sets a parameter on the master's parameter server.
+func (n *Node) SetParamBool(key string, v bool) error {
+	hostport, err := master.ParseURI(n.conf.MasterURI)
+	if err != nil {
+		return err
+	}
+	if err := apiparam.NewClient(hostport, n.Name(), n.http).SetParamBool(key, v); err != nil {
+		return fmt.Errorf("set %s on the master at %s: %w", key, n.conf.MasterURI, err)
+	}
+	return nil
+}
+
+// MasterURI returns the URI of the master the node uses.
+func (n *Node) MasterURI() string { return n.conf.MasterURI }
 
 // Name returns the node's name.
 func (n *Node) Name() string { return n.conf.Name }

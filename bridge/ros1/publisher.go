@@ -67,6 +67,27 @@ func (p *Publisher) Write(frame []byte) int {
 	return n
 }
 
+// WriteEach is Write that also calls sent with the caller ID of each
+// subscriber that received frame (under the publisher's lock: sent must not
+// call the publisher).
+func (p *Publisher) WriteEach(frame []byte, sent func(callerid string)) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.latch {
+		p.last = append(p.last[:0], frame...)
+	}
+	n := 0
+	for i := 0; i < len(p.conns); {
+		c := p.conns[i]
+		if p.send(c, frame) {
+			sent(c.callerid)
+			n++
+			i++
+		}
+	}
+	return n
+}
+
 // WriteTo sends frame to the subscriber named callerid only. It reports
 // whether that subscriber is connected and received it.
 func (p *Publisher) WriteTo(callerid string, frame []byte) bool {

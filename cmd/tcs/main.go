@@ -21,6 +21,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcs-robotics/tcs/bridge/ros1"
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/controllers"
 	"github.com/tcs-robotics/tcs/coordinator/driver"
@@ -175,6 +176,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *noComp {
 		f := false
 		rc.Compensation = &f
+	}
+	if sc.HasROS() {
+		b, err := ros1.StartBridge(sc, logger.With().Str("part", "ros1").Logger())
+		if err != nil {
+			fmt.Fprintf(stderr, "tcs run: %v\n", err)
+			return 1
+		}
+		defer func() {
+			if err := b.Close(); err != nil {
+				logger.Warn().Err(err).Msg("close the ROS bridge")
+			}
+		}()
+		rc.Bridge = b
+		fmt.Fprintf(stderr, "tcs: ROS master %s%s\n", b.Node.MasterURI(), map[bool]string{true: " (embedded)", false: ""}[b.Master != nil])
 	}
 	fmt.Fprintf(stderr, "tcs: %s: %s mode, %s virtual, quantum %s; logs in %s\n",
 		file, sc.Mode, sc.Duration, sc.Quantum, filepath.Join(*out, "logs"))

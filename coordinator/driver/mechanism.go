@@ -602,6 +602,10 @@ func (m *Mechanism) Release(p *Proc) error {
 	return nil
 }
 
+// Restrain puts every thread of p at ℓ3 (a Released client back under
+// control, not dispatched).
+func (m *Mechanism) Restrain(p *Proc) error { return m.setLevel(p, m.conf.Base-3) }
+
 // ParkDetector parks (true) or resumes (false) the block detector. Parked,
 // it costs no CPU and reports nothing, so waiting clients can run whenever
 // the coordinator waits: use it in free mode with Released clients.

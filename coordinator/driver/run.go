@@ -49,6 +49,9 @@ type RunConf struct {
 	// Compensation overrides the scenario's timer error compensation when
 	// not nil.
 	Compensation *bool
+	// Bridge is the ROS side of the run; required when a client has
+	// api: ros.
+	Bridge Bridge
 }
 
 const (
@@ -108,6 +111,13 @@ type runClient struct {
 	exit      *int
 	gone      bool
 	idleOp    native.Op // the op (Idle or WriteIdle) an activation answers
+
+	ros       bool  // a ROS node (api: ros)
+	published bool  // ROS: sent a command in this activation
+	held      bool  // ROS: a block in this activation was held over (holdOver)
+	holds     int64 // ROS: dispatches held over a short wall-clock sleep
+	holdWall  int64 // ROS: wall ns the world waited for those sleeps
+	noClock   int64 // ROS: activations whose clock did not reach the node
 }
 
 // runner is the state of one run; its loop runs on the locked dispatch
@@ -121,6 +131,12 @@ type runner struct {
 	world   dynamics.World
 	clients []*runClient
 	stopFd  int
+
+	bridge    Bridge
+	scanner   *linux.SleepScanner
+	inStartup bool
+	actuateFn func(robot, client int, cmd []float64)
+	deliverFn func(client int)
 
 	obs  [][native.MaxValues]float64 // held sensor sample per body, at the last boundary
 	obsN []int
@@ -256,16 +272,32 @@ func (r *runner) prepare() error {
 			if c.Class == config.ClassBestEffort {
 				cc.Class = coordinator.BestEffort
 			}
-			if c.API == config.APIPlain {
+			switch c.API {
+			case config.APIPlain:
 				cc.API = coordinator.Plain
+			case config.APIROS:
+				cc.API = coordinator.ROS
 			}
 			pc.Clients = append(pc.Clients, cc)
-			rcl := &runClient{conf: c, robot: j, period: report.NewPeriodStats(c.Period.Nanoseconds())}
+			rcl := &runClient{conf: c, robot: j, period: report.NewPeriodStats(c.Period.Nanoseconds()), ros: c.API == config.APIROS}
 			for _, ch := range c.Subscribes {
 				rcl.inbox = append(rcl.inbox, inbox{ch: uint32(ch)})
 			}
 			r.clients = append(r.clients, rcl)
 		}
+	}
+	if sc.HasROS() && r.rc.Bridge == nil {
+		return fmt.Errorf("%s: clients with api: ros need the ROS bridge", sc.File)
+	}
+	r.bridge = r.rc.Bridge
+	r.actuateFn = r.actuate
+	r.deliverFn = r.delivered
+	if r.bridge != nil {
+		scan, err := linux.NewSleepScanner()
+		if err != nil {
+			r.log.Warn().Err(err).Msg("no short-sleep inference: a roscpp client's activations may end at its first 1 ms poll")
+		}
+		r.scanner = scan
 	}
 	pol, err := coordinator.New(pc, recorder{r})
 	if err != nil {
@@ -313,6 +345,14 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if err := mech.AddFd(r.stopFd, tagStop); err != nil {
 		return nil, err
 	}
+	if r.bridge != nil {
+		// The latched first sample and clocks are out before any client
+		// starts.
+		r.publish(0)
+		if err := mech.AddFd(r.bridge.Fd(), tagBridge); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.spawnAll(); err != nil {
 		return nil, err
 	}
@@ -346,13 +386,27 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	old := debug.SetGCPercent(800)
 	defer debug.SetGCPercent(old)
 
+	if r.bridge != nil {
+		r.inStartup = true
+		err := r.startup()
+		r.inStartup = false
+		if err != nil && !errors.Is(err, errStartupStop) {
+			close(stopWatch)
+			wg.Wait()
+			return nil, err
+		}
+	}
+
 	r.wallStart = r.clk.Monotonic()
 	r.stealSeen, _ = linux.ReadSteal(mech.CPU())
 	limit := sc.EffectiveWallLimit().Nanoseconds()
 	r.deadline = r.wallStart + limit
 	c0, _ := r.clk.Ns(threadCPUClock)
 	d0 := mech.DetectorCPU()
-	loopErr := r.loop()
+	var loopErr error
+	if r.ended == "" {
+		loopErr = r.loop()
+	}
 	c1, _ := r.clk.Ns(threadCPUClock)
 	d1 := mech.DetectorCPU()
 	r.wallEnd = r.clk.Monotonic()
@@ -415,6 +469,10 @@ func (r *runner) spawnAll() error {
 			env = append(env, k+"="+v)
 		}
 		spec := SpawnSpec{Name: c.conf.Name, Argv: c.conf.Cmd, Dir: c.conf.Dir, LogPath: r.logPath(c)}
+		if c.ros {
+			spec.Argv = append(append([]string(nil), c.conf.Cmd...), r.bridge.Args(i)...)
+			env = append(env, r.bridge.Env(i)...)
+		}
 		var childFiles []*os.File
 		if c.conf.API == config.APINative {
 			ep, files, err := native.NewEndpoint()
@@ -522,6 +580,20 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
+	for c.ros && w.Blocked && w.N == 0 && w.Exited == nil && w.CPU < a.Arm && r.pol.Active(a.Client) && r.holdOver(c) {
+		// A short wall-clock sleep (roscpp polling for its clock): the
+		// client wakes by itself; the world waits for it.
+		h0 := r.clk.Monotonic()
+		w2, err := r.mech.Run(c.proc, a.Arm-w.CPU)
+		if err != nil {
+			return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
+		}
+		c.holds++
+		c.holdWall += r.clk.Monotonic() - h0
+		w2.CPU += w.CPU
+		w2.Extra += w.Extra
+		w = w2
+	}
 	// Keep the last dispatches (for the first late activation) and the
 	// overrun ones, for the log.
 	ev := overEvent{client: a.Client, budget: a.Budget, arm: a.Arm, cpu: w.CPU, late: w.Late,
@@ -552,11 +624,14 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		r.late.Add(w.Late)
 	}
 	why := coordinator.Interrupted
-	req := false
+	req, msg := false, false
 	for k := 0; k < w.N; k++ {
-		if w.Tags[k] == uint64(a.Client) {
+		switch w.Tags[k] {
+		case uint64(a.Client):
 			req = true
-		} else {
+		case tagBridge:
+			msg = true
+		default:
 			r.tag(w.Tags[k])
 		}
 	}
@@ -573,6 +648,11 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if req {
 		r.serve(a.Client)
 	}
+	if msg {
+		// Stamped with the progress just charged: the publisher's CPU
+		// clock was read when the bytes arrived.
+		r.drain()
+	}
 	if w.Exited != nil {
 		r.exited(w.Exited)
 	}
@@ -584,6 +664,8 @@ func (r *runner) tag(t uint64) {
 	switch {
 	case t == tagStop:
 		r.ended = report.EndInterrupted
+	case t == tagBridge:
+		r.drain()
 	case t < uint64(len(r.clients)):
 		// A request from a client that is not dispatched: only possible in
 		// free mode, where every client runs.
@@ -607,6 +689,9 @@ func (r *runner) step(a coordinator.Action) {
 		r.obsT = a.To
 	}
 	r.dynNs += r.clk.Monotonic() - t0
+	if a.Boundary && r.bridge != nil {
+		r.publish(a.To)
+	}
 	r.pubT.Store(a.To)
 	r.pubDrift.Store(r.pol.Drift())
 	r.pubMisses.Store(r.missesAll)
@@ -614,6 +699,13 @@ func (r *runner) step(a coordinator.Action) {
 
 func (r *runner) release(a coordinator.Action) {
 	c := r.clients[a.Client]
+	if c.ros {
+		c.published, c.held = false, false
+		if !r.bridge.ClientClock(a.Client, a.Now) {
+			c.noClock++
+		}
+		return
+	}
 	op := c.idleOp
 	if a.Wait == coordinator.WaitSample {
 		op = native.OpRead
@@ -630,6 +722,17 @@ func (r *runner) release(a coordinator.Action) {
 		shm.InLen, shm.InTime = n, stamp
 	}
 	r.reply(a.Client, native.Reply{Op: op, Now: a.Now})
+}
+
+// publish sends the world's sample at t (a step boundary) to the ROS
+// side: every robot's sensor topic, then /clock.
+func (r *runner) publish(t int64) {
+	for b := range r.sc.Robots {
+		if b < len(r.obs) {
+			r.bridge.Sample(b, t, r.obs[b][:r.obsN[b]], r.deliverFn)
+		}
+	}
+	r.bridge.Clock(t)
 }
 
 func (r *runner) fillObs(c *runClient) {

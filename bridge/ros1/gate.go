@@ -1,0 +1,411 @@
+package ros1
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+	"github.com/tcs-robotics/tcs/msgs"
+)
+
+// Epoch is the ROS time of virtual time 0: rospy and roscpp read ROS time
+// 0 as "no clock yet" (a Rate made then runs its first period twice), so
+// the clocks tcs publishes read Epoch + t.
+const Epoch = int64(1e9)
+
+// GateRobot is one robot as the gate publishes it.
+type GateRobot struct {
+	// Name is the robot's namespace: its topics are /<Name>/joint_states
+	// (sensor) and /<Name>/command (actuator).
+	Name string
+	// Joints names the joints of its JointState; the observation a Sample
+	// carries is [positions..., velocities...].
+	Joints []string
+}
+
+// GateClient is one client of the run (GateConf.Clients is indexed like
+// the run's clients).
+type GateClient struct {
+	// Name is the client's node name; it runs in its robot's namespace.
+	Name  string
+	Robot int
+	// ROS is false for a client that is not a ROS node (a native one): it
+	// gets no clock and is not waited for.
+	ROS bool
+}
+
+// GateConf configures a Gate.
+type GateConf struct {
+	Node    *Node
+	Robots  []GateRobot
+	Clients []GateClient
+	Log     zerolog.Logger
+}
+
+// Gate is the ROS side of a run: the clocks, the robots' sensor and
+// actuator topics, and which client each connection belongs to. The
+// dispatch thread calls Sample, Clock, ClientClock and Drain; connections
+// come and go on the node's goroutines, which add them to the gate's own
+// epoll set (Fd), so the dispatch thread never waits for them.
+type Gate struct {
+	conf    GateConf
+	clock   *Publisher
+	private []*Publisher
+	sensors []*Publisher
+	subs    []*Subscriber
+	ep      *linux.Epoll
+
+	byCaller map[string]int // callerid → client index
+	callers  []string       // client index → callerid
+
+	mu     sync.Mutex // guards adding and removing connections
+	conns  atomic.Pointer[[]*gateConn]
+	closed bool
+
+	// Dispatch-thread state, kept here so that the calls do not allocate.
+	frame    []byte
+	vals     [1]float64
+	delFn    func(client int)
+	onSent   func(callerid string)
+	want     string // ClientClock: the callerid that must receive
+	got      bool
+	onWant   func(callerid string)
+	cur      *gateConn
+	curFn    func(robot, client int, cmd []float64)
+	onFrame  func(body []byte)
+	rejLog   map[string]bool // what was already reported, by reason key
+}
+
+type gateConn struct {
+	in     *InConn
+	robot  int
+	client int // the publishing client, -1 for a node that is not one
+}
+
+// ClientCallerID is the node name a client of robot runs as.
+func ClientCallerID(robot, client string) string { return "/" + robot + "/" + client }
+
+// ClockTopic is the private clock topic of a client.
+func ClockTopic(client string) string { return "/tcs/" + client + "/clock" }
+
+// NewGate advertises /clock and every client's private clock (latched at
+// Epoch, before any client starts), the robots' sensor topics (latched,
+// see Sample) and subscribes to their actuator topics.
+func NewGate(conf GateConf) (g *Gate, err error) {
+	if conf.Node == nil {
+		return nil, errors.New("gate: no node")
+	}
+	g = &Gate{conf: conf, byCaller: map[string]int{}, rejLog: map[string]bool{}}
+	g.delFn = func(int) {}
+	g.onSent = g.delivered
+	g.onWant = func(id string) { g.got = g.got || id == g.want }
+	g.onFrame = g.frameIn
+	g.conns.Store(&[]*gateConn{})
+	if g.ep, err = linux.NewEpoll(); err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			g.Close()
+		}
+	}()
+	n := conf.Node
+	if g.clock, err = n.Advertise("/clock", msgs.Clock, true); err != nil {
+		return nil, err
+	}
+	g.clock.Write(msgs.AppendClock(nil, Epoch))
+	for i, c := range conf.Clients {
+		if c.Robot < 0 || c.Robot >= len(conf.Robots) {
+			return nil, fmt.Errorf("gate: client %s: robot %d out of range", c.Name, c.Robot)
+		}
+		id := ClientCallerID(conf.Robots[c.Robot].Name, c.Name)
+		g.callers = append(g.callers, id)
+		if !c.ROS {
+			g.private = append(g.private, nil)
+			continue
+		}
+		g.byCaller[id] = i
+		p, err := n.Advertise(ClockTopic(c.Name), msgs.Clock, true)
+		if err != nil {
+			return nil, err
+		}
+		p.Write(msgs.AppendClock(nil, Epoch))
+		g.private = append(g.private, p)
+	}
+	for j, r := range conf.Robots {
+		p, err := n.Advertise(SensorTopic(r.Name), msgs.JointState, true)
+		if err != nil {
+			return nil, err
+		}
+		g.sensors = append(g.sensors, p)
+		s, err := n.Subscribe(CommandTopic(r.Name), msgs.Float64, func(in *InConn) { g.add(j, in) })
+		if err != nil {
+			return nil, err
+		}
+		g.subs = append(g.subs, s)
+	}
+	return g, nil
+}
+
+// SensorTopic is a robot's sensor topic (sensor_msgs/JointState).
+func SensorTopic(robot string) string { return "/" + robot + "/joint_states" }
+
+// CommandTopic is a robot's actuator topic (std_msgs/Float64).
+func CommandTopic(robot string) string { return "/" + robot + "/command" }
+
+// Args returns the command-line arguments that make client i a node of
+// its robot's namespace on its private clock.
+func (g *Gate) Args(i int) []string {
+	c := g.conf.Clients[i]
+	return []string{"__name:=" + c.Name, "__ns:=/" + g.conf.Robots[c.Robot].Name, "/clock:=" + ClockTopic(c.Name)}
+}
+
+// Env returns the environment client i needs (the master's URI).
+func (g *Gate) Env(i int) []string {
+	return []string{"ROS_MASTER_URI=" + g.conf.Node.conf.MasterURI, "ROS_HOSTNAME=127.0.0.1"}
+}
+
+// Fd is the gate's epoll set: readable when an actuator message arrived
+// (call Drain).
+func (g *Gate) Fd() int { return g.ep.Fd() }
+
+// add takes a new publisher connection on robot j's actuator topic.
+func (g *Gate) add(j int, in *InConn) {
+	client := -1
+	if i, ok := g.byCaller[in.Callerid]; ok && g.conf.Clients[i].Robot == j {
+		client = i
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		in.Close()
+		return
+	}
+	old := *g.conns.Load()
+	gc := &gateConn{in: in, robot: j, client: client}
+	if err := g.ep.Add(in.Fd(), uint64(in.Fd())); err != nil {
+		g.conf.Log.Warn().Str("topic", in.Topic).Str("publisher", in.Callerid).Err(err).Msg("ros1: cannot watch publisher; closed")
+		in.Close()
+		return
+	}
+	next := append(slices.Clip(old), gc)
+	g.conns.Store(&next)
+	g.conf.Log.Info().Str("topic", in.Topic).Str("publisher", in.Callerid).Int("client", client).Msg("ros1: actuator publisher connected")
+}
+
+func (g *Gate) remove(gc *gateConn, reason string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	old := *g.conns.Load()
+	next := make([]*gateConn, 0, len(old))
+	for _, o := range old {
+		if o != gc {
+			next = append(next, o)
+		}
+	}
+	g.conns.Store(&next)
+	_ = g.ep.Del(gc.in.Fd())
+	gc.in.Close()
+	ev := g.conf.Log.Info()
+	if err != nil {
+		ev = g.conf.Log.Warn().Err(err)
+	}
+	ev.Str("topic", gc.in.Topic).Str("publisher", gc.in.Callerid).Msg("ros1: actuator publisher " + reason)
+}
+
+// Sample publishes robot j's sensor sample at virtual time t to every
+// subscriber (obs = [positions..., velocities...]) and calls delivered
+// with each client it reached. It does not allocate (after the first
+// calls).
+func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int)) {
+	r := &g.conf.Robots[j]
+	n := len(r.Joints)
+	var pos, vel []float64
+	if len(obs) >= n {
+		pos = obs[:n]
+	}
+	if len(obs) >= 2*n {
+		vel = obs[n : 2*n]
+	}
+	g.frame = msgs.AppendJointState(g.frame[:0], 0, Epoch+t, "", r.Joints, pos, vel, nil)
+	g.delFn = delivered
+	g.sensors[j].WriteEach(g.frame, g.onSent)
+}
+
+func (g *Gate) delivered(callerid string) {
+	if i, ok := g.byCaller[callerid]; ok {
+		g.delFn(i)
+	}
+}
+
+// Clock publishes the world's time t on /clock.
+func (g *Gate) Clock(t int64) {
+	g.frame = msgs.AppendClock(g.frame[:0], Epoch+t)
+	g.clock.Write(g.frame)
+}
+
+// ClientClock puts time t on client i's private clock, in its socket, and
+// reports whether the client received it.
+func (g *Gate) ClientClock(i int, t int64) bool {
+	if g.private[i] == nil {
+		return false
+	}
+	g.frame = msgs.AppendClock(g.frame[:0], Epoch+t)
+	g.want, g.got = g.callers[i], false
+	g.private[i].WriteEach(g.frame, g.onWant)
+	return g.got
+}
+
+// Drain reads every actuator message that arrived and calls fn with its
+// robot, the publishing client (-1 for a node that is not a client of the
+// run: its message is rejected and logged once) and the command.
+func (g *Gate) Drain(fn func(robot, client int, cmd []float64)) {
+	conns := *g.conns.Load()
+	g.curFn = fn
+	for _, gc := range conns {
+		g.cur = gc
+		open, err := gc.in.ReadFrames(g.onFrame)
+		if !open {
+			reason := "closed"
+			if err != nil {
+				reason = "dropped: its stream cannot be trusted"
+			}
+			g.remove(gc, reason, err)
+		}
+	}
+}
+
+func (g *Gate) frameIn(body []byte) {
+	gc := g.cur
+	v, err := msgs.DecodeFloat64(body)
+	switch {
+	case err != nil:
+		g.reject(gc, "malformed std_msgs/Float64: "+err.Error())
+	case gc.client < 0:
+		g.reject(gc, "the publisher is not a client of this run")
+	default:
+		g.vals[0] = v
+		g.curFn(gc.robot, gc.client, g.vals[:])
+	}
+}
+
+func (g *Gate) reject(gc *gateConn, reason string) {
+	key := gc.in.Callerid + "\x00" + reason
+	if g.rejLog[key] {
+		return
+	}
+	g.rejLog[key] = true
+	g.conf.Log.Warn().Str("topic", gc.in.Topic).Str("publisher", gc.in.Callerid).Str("reason", reason).Msg("ros1: message rejected (reported once per publisher and reason)")
+}
+
+// Waiting returns, for each client, what it still lacks before virtual
+// time may begin ("" when it is ready or not a ROS node; see Missing). It
+// asks the master once, and logs nodes that publish a sensor topic.
+func (g *Gate) Waiting() ([]string, error) {
+	graph, err := g.Graph()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range g.Intruders(graph) {
+		if !g.rejLog[s] {
+			g.rejLog[s] = true
+			g.conf.Log.Warn().Str("node", s).Msg("ros1: a node other than tcs publishes a sensor topic; its messages reach subscribers ungated")
+		}
+	}
+	out := make([]string, len(g.conf.Clients))
+	for i, c := range g.conf.Clients {
+		if c.ROS {
+			out[i] = g.Missing(i, graph)
+		}
+	}
+	return out, nil
+}
+
+// Missing describes what client i still lacks before virtual time may
+// begin ("" when it is connected): its private clock, its robot's sensor
+// topic if it subscribes to it, the actuator topic if it publishes it.
+// graph is the master's graph (nil: not known).
+func (g *Gate) Missing(i int, graph *Graph) string {
+	c := g.conf.Clients[i]
+	id := g.callers[i]
+	robot := g.conf.Robots[c.Robot].Name
+	var miss []string
+	if !slices.Contains(g.private[i].Subscribers(), id) {
+		miss = append(miss, "not subscribed to its clock "+ClockTopic(c.Name))
+	}
+	if graph == nil {
+		return strings.Join(miss, "; ")
+	}
+	if slices.Contains(graph.Subscribers[SensorTopic(robot)], id) && !slices.Contains(g.sensors[c.Robot].Subscribers(), id) {
+		miss = append(miss, "subscribed to "+SensorTopic(robot)+" but not connected yet")
+	}
+	if slices.Contains(graph.Publishers[CommandTopic(robot)], id) {
+		found := false
+		for _, gc := range *g.conns.Load() {
+			found = found || gc.client == i
+		}
+		if !found {
+			miss = append(miss, "publishes "+CommandTopic(robot)+" but tcs is not connected to it yet")
+		}
+	}
+	return strings.Join(miss, "; ")
+}
+
+// Graph is who publishes and subscribes what, as the master knows it.
+type Graph struct {
+	Publishers  map[string][]string // topic → node names
+	Subscribers map[string][]string
+}
+
+// Graph asks the master for the graph.
+func (g *Gate) Graph() (*Graph, error) {
+	st, err := g.conf.Node.master.GetSystemState()
+	if err != nil {
+		return nil, fmt.Errorf("getSystemState from the master at %s: %w", g.conf.Node.conf.MasterURI, err)
+	}
+	gr := &Graph{Publishers: map[string][]string{}, Subscribers: map[string][]string{}}
+	for _, e := range st.PublishedTopics {
+		gr.Publishers[e.Name] = e.Nodes
+	}
+	for _, e := range st.SubscribedTopics {
+		gr.Subscribers[e.Name] = e.Nodes
+	}
+	return gr, nil
+}
+
+// Intruders lists the nodes other than the bridge that publish a robot's
+// sensor topic: their messages reach the clients ungated, so the run
+// reports them.
+func (g *Gate) Intruders(graph *Graph) []string {
+	var out []string
+	for _, r := range g.conf.Robots {
+		t := SensorTopic(r.Name)
+		for _, n := range graph.Publishers[t] {
+			if n != g.conf.Node.Name() {
+				out = append(out, n+" publishes "+t)
+			}
+		}
+	}
+	return out
+}
+
+// Close closes every connection of the gate (not the node).
+func (g *Gate) Close() {
+	g.mu.Lock()
+	g.closed = true
+	conns := *g.conns.Load()
+	g.conns.Store(&[]*gateConn{})
+	g.mu.Unlock()
+	for _, gc := range conns {
+		gc.in.Close()
+	}
+	if g.ep != nil {
+		_ = g.ep.Close()
+	}
+}

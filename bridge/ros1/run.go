@@ -1,0 +1,89 @@
+package ros1
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcs-robotics/tcs/bridge/master"
+	"github.com/tcs-robotics/tcs/config"
+)
+
+// Bridge is the ROS 1 side of one run: the master (the one that answers at
+// the scenario's ros.master or ROS_MASTER_URI, or an embedded one on
+// loopback), the bridge's node and its gate.
+type Bridge struct {
+	*Gate
+	Node   *Node
+	Master *master.Master // nil when an outside master is used
+}
+
+// StartBridge prepares the ROS side of scenario sc before its clients
+// start: master, /use_sim_time, clocks latched at 0, sensor and actuator
+// topics.
+func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error) {
+	uri := sc.ROS.Master
+	if uri == "" {
+		uri = os.Getenv("ROS_MASTER_URI")
+	}
+	if uri == "" {
+		uri = DefaultMasterURI
+	}
+	b = &Bridge{}
+	defer func() {
+		if err != nil {
+			_ = b.Close()
+		}
+	}()
+	b.Master, _, err = EnsureMaster(uri, time.Second, log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sc.File, err)
+	}
+	if b.Master != nil {
+		uri = b.Master.URI()
+	}
+	b.Node, err = NewNode(NodeConf{Name: "/tcs", MasterURI: uri, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	gc := GateConf{Node: b.Node, Log: log}
+	for _, r := range sc.Robots {
+		gc.Robots = append(gc.Robots, GateRobot{Name: r.Name, Joints: jointNames(sc.Dynamics.Model)})
+	}
+	for j, r := range sc.Robots {
+		for _, c := range r.Clients {
+			gc.Clients = append(gc.Clients, GateClient{Name: c.Name, Robot: j, ROS: c.API == config.APIROS})
+		}
+	}
+	// ROS nodes read /use_sim_time once, as they start.
+	if err := b.Node.SetParamBool("/use_sim_time", true); err != nil {
+		return nil, err
+	}
+	if b.Gate, err = NewGate(gc); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// jointNames names the joints of a model's JointState.
+func jointNames(model string) []string {
+	return []string{model + "_joint"}
+}
+
+// Close ends the gate, the node and the embedded master.
+func (b *Bridge) Close() error {
+	var errs []error
+	if b.Gate != nil {
+		b.Gate.Close()
+	}
+	if b.Node != nil {
+		errs = append(errs, b.Node.Close())
+	}
+	if b.Master != nil {
+		errs = append(errs, b.Master.Close())
+	}
+	return errors.Join(errs...)
+}

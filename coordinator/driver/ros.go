@@ -1,0 +1,190 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tcs-robotics/tcs/report"
+)
+
+// Bridge is the ROS side of a run as the dispatch loop uses it. The
+// implementation is bridge/ros1.Gate; cmd/tcs builds it. Clients are
+// indexed as in the scenario (robots in order, their clients in order).
+type Bridge interface {
+	// Args and Env are what client i's command line and environment need
+	// (a ROS client: its name, namespace, clock remap, master).
+	Args(i int) []string
+	Env(i int) []string
+	// Fd is readable when an actuator message arrived: call Drain.
+	Fd() int
+	// Sample publishes robot j's sensor sample at virtual time t and calls
+	// delivered with each client whose socket it reached.
+	Sample(j int, t int64, obs []float64, delivered func(client int))
+	// Clock publishes the world's time on /clock.
+	Clock(t int64)
+	// ClientClock puts t on client i's private clock, in its socket.
+	ClientClock(i int, t int64) bool
+	// Drain reads the actuator messages that arrived: fn gets the robot,
+	// the publishing client and the command.
+	Drain(fn func(robot, client int, cmd []float64))
+	// Waiting says, per client, what it still lacks before virtual time
+	// may begin ("" when ready).
+	Waiting() ([]string, error)
+}
+
+// tagBridge is the bridge's fd in the wait set.
+const tagBridge = uint64(1) << 30
+
+// startupQuiet is how long the clients must use almost no CPU, once
+// connected, for start-up to be over; startupIdleCPU is "almost no".
+const (
+	startupQuiet   = 100 * time.Millisecond
+	startupIdleCPU = int64(2 * time.Millisecond)
+	defaultStartup = 30 * time.Second
+)
+
+// errStartupStop is returned by startup when the run was interrupted.
+var errStartupStop = errors.New("interrupted during start-up")
+
+// startup lets the ROS clients start, ungated (SCHED_OTHER on the
+// simulation CPU, detector parked), until each is connected to its clock
+// and topics and all are quiet; then it puts every client under control
+// (ℓ3) for virtual time to begin. Their start-up CPU is not charged.
+func (r *runner) startup() error {
+	timeout := time.Duration(r.sc.ROS.StartupTimeout)
+	if timeout <= 0 {
+		timeout = defaultStartup
+	}
+	if err := r.mech.ParkDetector(true); err != nil {
+		return err
+	}
+	for _, c := range r.clients {
+		if c.ros {
+			if err := r.mech.Release(c.proc); err != nil {
+				return err
+			}
+		}
+	}
+	t0 := time.Now()
+	deadline := t0.Add(timeout)
+	lastCPU := make([]int64, len(r.clients))
+	quietSince := time.Time{}
+	var missing []string
+	for {
+		w, err := r.mech.Poll(int64(20 * time.Millisecond))
+		if err != nil {
+			return fmt.Errorf("start-up: %w", err)
+		}
+		for k := 0; k < w.N; k++ {
+			switch w.Tags[k] {
+			case tagStop:
+				r.ended = report.EndInterrupted
+				return errStartupStop
+			case tagBridge:
+				r.drain()
+			}
+		}
+		if w.Exited != nil {
+			r.exited(w.Exited)
+			for _, c := range r.clients {
+				if c.exit != nil {
+					return fmt.Errorf("client %q exited with code %d during start-up, before virtual time began; see its log %s",
+						c.conf.Name, *c.exit, c.proc.LogPath)
+				}
+			}
+		}
+		if missing, err = r.bridge.Waiting(); err != nil {
+			return fmt.Errorf("start-up: %w", err)
+		}
+		ready := true
+		busy := false
+		for i, c := range r.clients {
+			if !c.ros {
+				continue
+			}
+			if missing[i] != "" {
+				ready = false
+			}
+			cpu := c.proc.CPU()
+			if cpu-lastCPU[i] > startupIdleCPU*int64(20*time.Millisecond)/int64(startupQuiet) {
+				busy = true
+			}
+			lastCPU[i] = cpu
+		}
+		now := time.Now()
+		switch {
+		case !ready || busy:
+			quietSince = time.Time{}
+		case quietSince.IsZero():
+			quietSince = now
+		case now.Sub(quietSince) >= startupQuiet:
+			return r.begin(now.Sub(t0))
+		}
+		if now.After(deadline) {
+			var b strings.Builder
+			for i, c := range r.clients {
+				switch {
+				case !c.ros:
+				case missing[i] != "":
+					fmt.Fprintf(&b, "\n  client %q: %s (log %s)", c.conf.Name, missing[i], c.proc.LogPath)
+				case busy:
+					fmt.Fprintf(&b, "\n  client %q: connected but still using CPU (log %s)", c.conf.Name, c.proc.LogPath)
+				}
+			}
+			return fmt.Errorf("%s: the ROS clients did not start within ros.startup_timeout (%v):%s", r.sc.File, timeout, b.String())
+		}
+	}
+}
+
+// begin ends start-up: every ROS client goes under control.
+func (r *runner) begin(took time.Duration) error {
+	for _, c := range r.clients {
+		if c.ros {
+			if err := r.mech.Restrain(c.proc); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.mech.ParkDetector(false); err != nil {
+		return err
+	}
+	r.log.Info().Dur("took", took).Msg("ROS clients connected and quiet: virtual time begins")
+	return nil
+}
+
+// delivered is the bridge's callback for a sensor message that reached
+// client i.
+func (r *runner) delivered(i int) { r.pol.Delivered(i) }
+
+// drain takes the actuator messages that arrived.
+func (r *runner) drain() { r.bridge.Drain(r.actuateFn) }
+
+// actuate keeps a command from client i for the world.
+func (r *runner) actuate(robot, i int, cmd []float64) {
+	if r.inStartup {
+		// The node's activation 0, before virtual time: it acts from 0.
+		r.world.SetCommand(robot, cmd)
+		return
+	}
+	slot := r.pol.Actuate(i)
+	r.cmdN[slot] = copy(r.cmd[slot][:], cmd)
+	r.clients[i].published = true
+}
+
+// holdOver decides, when a ROS client in an activation blocked before it
+// published anything, whether a thread is in a short wall-clock sleep
+// (roscpp polls for sim time every 1 ms): then it will wake by itself and
+// the dispatch goes on. Once per activation.
+func (r *runner) holdOver(c *runClient) bool {
+	if c.published || c.held || r.scanner == nil {
+		return false
+	}
+	c.held = true
+	rem, ok, err := r.scanner.Shortest(c.proc.Pid, c.proc.tids)
+	return err == nil && ok && rem <= holdMax
+}
+
+// holdMax is the longest wall-clock sleep the world waits for.
+const holdMax = 2_000_000
