@@ -19,7 +19,7 @@ var (
 	scenarioFields = []string{"name", "mode", "duration", "quantum", "cpu", "base_priority", "actuation",
 		"compensation", "wall_limit", "on_exit", "free", "ros", "dynamics", "robots"}
 	freeFields     = []string{"rtf"}
-	rosFields      = []string{"master", "startup_timeout"}
+	rosFields      = []string{"master", "startup_timeout", "diagnostics_period"}
 	dynamicsFields = []string{"model", "step", "params"}
 	robotFields    = []string{"name", "cpu_scale", "clients"}
 	clientFields   = []string{"name", "cmd", "api", "class", "period", "priority", "cpu_scale",
@@ -490,6 +490,9 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 		}
 		if n := rf["startup_timeout"]; n != nil {
 			d.duration(n, "ros.startup_timeout", &s.ROS.StartupTimeout, "30s")
+		}
+		if n := rf["diagnostics_period"]; n != nil {
+			d.duration(n, "ros.diagnostics_period", &s.ROS.DiagnosticsPeriod, "1s")
 		}
 	}
 	if n := f["dynamics"]; n != nil {

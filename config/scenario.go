@@ -93,6 +93,9 @@ type ROS struct {
 	// StartupTimeout bounds how long the nodes may take to start and
 	// connect before virtual time begins. Default 30s.
 	StartupTimeout Duration `yaml:"startup_timeout"`
+	// DiagnosticsPeriod is the virtual time between two /diagnostics
+	// messages. Default 1s.
+	DiagnosticsPeriod Duration `yaml:"diagnostics_period"`
 }
 
 // HasROS reports whether any client is a ROS node.

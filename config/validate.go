@@ -67,6 +67,9 @@ func (s *Scenario) validate() Errors {
 	if !validEnum(onExitNames, int(s.OnExit)) {
 		c.add("on_exit", "%d is not an on_exit policy; use one of %s", int(s.OnExit), validNames(onExitNames))
 	}
+	if s.ROS.DiagnosticsPeriod < 0 {
+		c.add("ros.diagnostics_period", "%v must be ≥ 0 (0: the default 1s)", s.ROS.DiagnosticsPeriod)
+	}
 	if s.ROS.StartupTimeout < 0 {
 		c.add("ros.startup_timeout", "%v must be ≥ 0 (0: the default 30s)", s.ROS.StartupTimeout)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bluenviron/goroslib/v2/pkg/msgs/diagnostic_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/rosgraph_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/sensor_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
@@ -64,9 +65,41 @@ func TestTypes(t *testing.T) {
 		{Clock, "rosgraph_msgs/Clock", "a9c97c1d230cfc112e270351a944ee47"},
 		{Float64, "std_msgs/Float64", "fdb28210bfa9d7c91146260178d9a584"},
 		{JointState, "sensor_msgs/JointState", "3066dcd76a6cfaef579bd0f34173e9fd"},
+		{DiagnosticArray, "diagnostic_msgs/DiagnosticArray", "60810da900de1dd6ddd437c3503511da"},
 	} {
 		if c.t.Name != c.name || c.t.MD5 != c.md5 || c.t.Definition == "" {
 			t.Errorf("%+v, want %s %s", c.t, c.name, c.md5)
 		}
+	}
+}
+
+func TestDiagWriterMatchesGoroslib(t *testing.T) {
+	want := diagnostic_msgs.DiagnosticArray{
+		Header: std_msgs.Header{Seq: 3, Stamp: time.Unix(12, 345)},
+		Status: []diagnostic_msgs.DiagnosticStatus{
+			{Level: int8(DiagOK), Name: "tcs: run", Message: "consistent", HardwareId: "cpu1",
+				Values: []diagnostic_msgs.KeyValue{{Key: "drift_s", Value: "0.000123"}, {Key: "misses", Value: "0"}}},
+			{Level: int8(DiagWarn), Name: "tcs: pd", Message: "deadline missed", Values: nil},
+		},
+	}
+	var w DiagWriter
+	for range 2 { // the second time reuses the buffer
+		w.Begin(3, 12_000_000_345, 2)
+		w.Status(DiagOK, "tcs: run", "consistent", "cpu1", 2)
+		w.KV("drift_s", []byte("0.000123"))
+		w.KV("misses", []byte("0"))
+		w.Status(DiagWarn, "tcs: pd", "deadline missed", "", 0)
+		if got, exp := w.End(), encode(t, &want); !bytes.Equal(got, exp) {
+			t.Fatalf("frame:\n got %x\nwant %x", got, exp)
+		}
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		w.Begin(3, 12_000_000_345, 1)
+		w.Status(DiagOK, "tcs: run", "consistent", "cpu1", 1)
+		w.KV("drift_s", []byte("0.000123"))
+		w.End()
+	})
+	if allocs != 0 {
+		t.Errorf("DiagWriter allocates %.1f times per frame", allocs)
 	}
 }

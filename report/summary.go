@@ -145,6 +145,13 @@ type ClientSummary struct {
 	ExitCode *int `json:"exit_code"`
 	// LeakS is CPU the client used while it was not dispatched (must be 0).
 	LeakS float64 `json:"leak_s"`
+	// Holds counts dispatches of a ROS client held over a short wall-clock
+	// sleep (roscpp's 1 ms polling); HoldWallS is the wall time the world
+	// waited for them.
+	Holds     int64   `json:"holds,omitempty"`
+	HoldWallS float64 `json:"hold_wall_s,omitempty"`
+	// Deliveries counts messages delivered to a ROS client.
+	Deliveries int64 `json:"deliveries,omitempty"`
 	// Log is the path of the client's stdout and stderr.
 	Log string `json:"log"`
 }

@@ -56,6 +56,7 @@ type GateConf struct {
 type Gate struct {
 	conf    GateConf
 	clock   *Publisher
+	diag    *Publisher
 	private []*Publisher
 	sensors []*Publisher
 	subs    []*Subscriber
@@ -69,17 +70,17 @@ type Gate struct {
 	closed bool
 
 	// Dispatch-thread state, kept here so that the calls do not allocate.
-	frame    []byte
-	vals     [1]float64
-	delFn    func(client int)
-	onSent   func(callerid string)
-	want     string // ClientClock: the callerid that must receive
-	got      bool
-	onWant   func(callerid string)
-	cur      *gateConn
-	curFn    func(robot, client int, cmd []float64)
-	onFrame  func(body []byte)
-	rejLog   map[string]bool // what was already reported, by reason key
+	frame   []byte
+	vals    [1]float64
+	delFn   func(client int)
+	onSent  func(callerid string)
+	want    string // ClientClock: the callerid that must receive
+	got     bool
+	onWant  func(callerid string)
+	cur     *gateConn
+	curFn   func(robot, client int, cmd []float64)
+	onFrame func(body []byte)
+	rejLog  map[string]bool // what was already reported, by reason key
 }
 
 type gateConn struct {
@@ -120,6 +121,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		return nil, err
 	}
 	g.clock.Write(msgs.AppendClock(nil, Epoch))
+	if g.diag, err = n.Advertise("/diagnostics", msgs.DiagnosticArray, false); err != nil {
+		return nil, err
+	}
 	for i, c := range conf.Clients {
 		if c.Robot < 0 || c.Robot >= len(conf.Robots) {
 			return nil, fmt.Errorf("gate: client %s: robot %d out of range", c.Name, c.Robot)
@@ -249,6 +253,10 @@ func (g *Gate) Clock(t int64) {
 	g.frame = msgs.AppendClock(g.frame[:0], Epoch+t)
 	g.clock.Write(g.frame)
 }
+
+// Diagnostics publishes a diagnostic_msgs/DiagnosticArray frame on
+// /diagnostics.
+func (g *Gate) Diagnostics(frame []byte) { g.diag.Write(frame) }
 
 // ClientClock puts time t on client i's private clock, in its socket, and
 // reports whether the client received it.

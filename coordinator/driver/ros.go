@@ -3,8 +3,11 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tcs-robotics/tcs/msgs"
 
 	"github.com/tcs-robotics/tcs/report"
 )
@@ -26,6 +29,8 @@ type Bridge interface {
 	Clock(t int64)
 	// ClientClock puts t on client i's private clock, in its socket.
 	ClientClock(i int, t int64) bool
+	// Diagnostics publishes a diagnostic_msgs/DiagnosticArray frame.
+	Diagnostics(frame []byte)
 	// Drain reads the actuator messages that arrived: fn gets the robot,
 	// the publishing client and the command.
 	Drain(fn func(robot, client int, cmd []float64))
@@ -185,6 +190,75 @@ func (r *runner) holdOver(c *runClient) bool {
 	rem, ok, err := r.scanner.Shortest(c.proc.Pid, c.proc.tids)
 	return err == nil && ok && rem <= holdMax
 }
+
+// diagnostics publishes the run's state on /diagnostics at virtual time t:
+// one status for the run (Δ, overhead so far, dispatches, misses) and one
+// per client (progress, CPU, activations, misses, leak so far). It does not
+// allocate once its buffers have grown.
+func (r *runner) diagnostics(t int64) {
+	d := &r.diagW
+	r.diagSeq++
+	d.Begin(r.diagSeq, rosEpoch+t, 1+len(r.clients))
+	thread, _ := r.clk.Ns(threadCPUClock)
+	coord := thread - r.loopCPU0 - r.dynNs + r.mech.DetectorCPU() - r.loopDet0
+	var clients int64
+	for _, c := range r.clients {
+		clients += c.ran
+	}
+	frac := 0.0
+	if total := coord + clients + r.dynNs; total > 0 {
+		frac = float64(coord) / float64(total)
+	}
+	level := msgs.DiagOK
+	msg := "consistent"
+	if r.missesAll > 0 {
+		level, msg = msgs.DiagWarn, "deadline misses"
+	}
+	d.Status(level, "tcs: run", msg, r.hwid, 6)
+	r.kvSeconds("virtual_s", t)
+	r.kvSeconds("drift_s", r.pol.Drift())
+	r.kvSeconds("drift_max_s", r.drift.Max())
+	r.kvFloat("overhead_fraction", frac)
+	r.kvInt("dispatches", r.pol.Dispatches())
+	r.kvInt("deadline_misses", r.missesAll)
+	for i, c := range r.clients {
+		st := r.pol.Stats(i)
+		level = msgs.DiagOK
+		if st.Misses > 0 {
+			level = msgs.DiagWarn
+		}
+		if st.Exited {
+			level = msgs.DiagError
+		}
+		d.Status(level, c.diagName, st.State, r.hwid, 6)
+		r.kvSeconds("progress_s", st.Progress)
+		r.kvSeconds("cpu_s", c.ran)
+		r.kvInt("activations", st.Activations)
+		r.kvInt("deadline_misses", st.Misses)
+		leak := int64(0)
+		if c.based && c.exit == nil {
+			leak = max(c.proc.CPU()-c.base-c.ran-c.uncharged, 0)
+		}
+		r.kvSeconds("leak_s", leak)
+		r.kvInt("deliveries", st.Deliveries)
+	}
+	r.bridge.Diagnostics(d.End())
+}
+
+func (r *runner) kvSeconds(k string, ns int64) { r.kvFloat(k, float64(ns)/1e9) }
+
+func (r *runner) kvFloat(k string, v float64) {
+	r.scratch = strconv.AppendFloat(r.scratch[:0], v, 'g', 9, 64)
+	r.diagW.KV(k, r.scratch)
+}
+
+func (r *runner) kvInt(k string, v int64) {
+	r.scratch = strconv.AppendInt(r.scratch[:0], v, 10)
+	r.diagW.KV(k, r.scratch)
+}
+
+// rosEpoch is the ROS time of virtual time 0 (bridge/ros1.Epoch).
+const rosEpoch = int64(1e9)
 
 // holdMax is the longest wall-clock sleep the world waits for.
 const holdMax = 2_000_000

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 	"github.com/tcs-robotics/tcs/coordinator/native"
 	"github.com/tcs-robotics/tcs/dynamics"
+	"github.com/tcs-robotics/tcs/msgs"
 	"github.com/tcs-robotics/tcs/report"
 )
 
@@ -118,6 +120,7 @@ type runClient struct {
 	holds     int64 // ROS: dispatches held over a short wall-clock sleep
 	holdWall  int64 // ROS: wall ns the world waited for those sleeps
 	noClock   int64 // ROS: activations whose clock did not reach the node
+	diagName  string
 }
 
 // runner is the state of one run; its loop runs on the locked dispatch
@@ -134,6 +137,14 @@ type runner struct {
 
 	bridge    Bridge
 	scanner   *linux.SleepScanner
+	diagW     msgs.DiagWriter
+	diagSeq   uint32
+	diagEvery int64
+	diagNext  int64
+	hwid      string
+	scratch   []byte
+	loopCPU0  int64 // the dispatch thread's CPU clock when the loop began
+	loopDet0  int64 // the detector's CPU then
 	inStartup bool
 	actuateFn func(robot, client int, cmd []float64)
 	deliverFn func(client int)
@@ -290,6 +301,13 @@ func (r *runner) prepare() error {
 		return fmt.Errorf("%s: clients with api: ros need the ROS bridge", sc.File)
 	}
 	r.bridge = r.rc.Bridge
+	r.diagEvery = sc.ROS.DiagnosticsPeriod.Nanoseconds()
+	if r.diagEvery <= 0 {
+		r.diagEvery = 1e9
+	}
+	for _, c := range r.clients {
+		c.diagName = "tcs: " + c.conf.Name
+	}
 	r.actuateFn = r.actuate
 	r.deliverFn = r.delivered
 	if r.bridge != nil {
@@ -330,6 +348,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
 	}
 	r.mech = mech
+	r.hwid = "tcs cpu" + strconv.Itoa(mech.CPU())
 	r.log.Info().Int("pid", os.Getpid()).Int("detector_pid", mech.DetectorPid()).Int("cpu", mech.CPU()).
 		Int("base_priority", mech.Base()).Msg("coordinator started")
 	defer func() {
@@ -403,6 +422,11 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.deadline = r.wallStart + limit
 	c0, _ := r.clk.Ns(threadCPUClock)
 	d0 := mech.DetectorCPU()
+	r.loopCPU0, r.loopDet0 = c0, d0
+	if r.bridge != nil && r.ended == "" {
+		r.diagnostics(0)
+		r.diagNext = r.diagEvery
+	}
 	var loopErr error
 	if r.ended == "" {
 		loopErr = r.loop()
@@ -733,6 +757,10 @@ func (r *runner) publish(t int64) {
 		}
 	}
 	r.bridge.Clock(t)
+	if t >= r.diagNext && r.diagNext > 0 {
+		r.diagnostics(t)
+		r.diagNext = (t/r.diagEvery + 1) * r.diagEvery
+	}
 }
 
 func (r *runner) fillObs(c *runClient) {
@@ -1026,6 +1054,11 @@ func (r *runner) summary() *report.Summary {
 		}
 		c.period.Fill(&cs)
 		cs.Activations, cs.DeadlineMisses = st.Activations, st.Misses
+		cs.Holds, cs.HoldWallS, cs.Deliveries = c.holds, report.Seconds(c.holdWall), st.Deliveries
+		s.WallCostPollingS += cs.HoldWallS
+		if c.noClock > 0 {
+			r.log.Warn().Str("client", c.conf.Name).Int64("activations", c.noClock).Msg("activations whose clock did not reach the node (not subscribed to its private clock)")
+		}
 		s.Clients = append(s.Clients, cs)
 		clientsNs += c.ran
 		activations += st.Activations
