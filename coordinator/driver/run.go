@@ -952,6 +952,9 @@ func (r *runner) exited(p *Proc) {
 			continue
 		}
 		c.final = p.CPU()
+		if r.scanner != nil {
+			_ = r.scanner.Forget(p.Pid)
+		}
 		code, err := r.mech.Reap(p)
 		if err != nil {
 			r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("reap")
