@@ -43,7 +43,13 @@ const (
 	shmAck   = 64  // uint64: last generation the detector reported
 	shmPark  = 128 // uint32: 0 spin, 1 parked (futex wait), 2 quit
 	shmReady = 192 // uint32: 1 once the detector is pinned and spinning
-	shmSize  = 4096
+	// Hold (see Mechanism.Hold): for generation shmHoldGen the detector
+	// reports only once the CPU clock shmHoldClk has passed shmHoldCPU, i.e.
+	// once the client has run again and blocked again.
+	shmHoldGen = 256 // uint64
+	shmHoldClk = 320 // int32: a process CPU clock id
+	shmHoldCPU = 384 // int64: ns
+	shmSize    = 4096
 )
 
 type detector struct {
@@ -52,9 +58,13 @@ type detector struct {
 	ack   *uint64
 	park  *uint32
 	ready *uint32
-	efd   int
-	pidfd int
-	cmd   *exec.Cmd
+	// hold words (see Mechanism.Hold)
+	holdGen *uint64
+	holdClk *uint32
+	holdCPU *uint64
+	efd     int
+	pidfd   int
+	cmd     *exec.Cmd
 }
 
 func (m *Mechanism) startDetector() (d *detector, err error) {
@@ -69,6 +79,7 @@ func (m *Mechanism) startDetector() (d *detector, err error) {
 	}
 	d.gen, d.ack = d.shm.Word64(shmGen), d.shm.Word64(shmAck)
 	d.park, d.ready = d.shm.Word(shmPark), d.shm.Word(shmReady)
+	d.holdGen, d.holdClk, d.holdCPU = d.shm.Word64(shmHoldGen), d.shm.Word(shmHoldClk), d.shm.Word64(shmHoldCPU)
 	if d.efd, err = linux.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return nil, err
 	}
@@ -121,6 +132,13 @@ func (m *Mechanism) startDetector() (d *detector, err error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// hold is the hold part of the detector's shared memory.
+type hold struct {
+	gen *uint64
+	clk *uint32
+	cpu *uint64
 }
 
 // stop ends the detector process and frees its resources.
@@ -220,7 +238,8 @@ func DetectorMain(args []string) int {
 		return fail(err)
 	}
 	atomic.StoreUint32(shm.Word(shmReady), 1)
-	if err := spin(shm.Word64(shmGen), shm.Word64(shmAck), shm.Word(shmPark), 4); err != nil {
+	h := hold{gen: shm.Word64(shmHoldGen), clk: shm.Word(shmHoldClk), cpu: shm.Word64(shmHoldCPU)}
+	if err := spin(shm.Word64(shmGen), shm.Word64(shmAck), shm.Word(shmPark), &h, 4); err != nil {
 		return fail(err)
 	}
 	return 0
@@ -234,11 +253,20 @@ func DetectorMain(args []string) int {
 // would run.
 //
 //go:nosplit
-func spin(gen, ack *uint64, park *uint32, efd int) error {
+func spin(gen, ack *uint64, park *uint32, h *hold, efd int) error {
 	one := uint64(1)
 	last := atomic.LoadUint64(gen)
+	var ts unix.Timespec
 	for {
 		if g := atomic.LoadUint64(gen); g != last {
+			if atomic.LoadUint64(h.gen) == g {
+				// Holding: report once the client has run since.
+				clk := int32(atomic.LoadUint32(h.clk))
+				_, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clk), uintptr(unsafe.Pointer(&ts)), 0)
+				if e == 0 && ts.Sec*1e9+ts.Nsec <= int64(atomic.LoadUint64(h.cpu)) {
+					continue
+				}
+			}
 			last = g
 			atomic.StoreUint64(ack, g)
 			for {

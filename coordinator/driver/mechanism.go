@@ -330,6 +330,28 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	return w, err
 }
 
+// Hold continues the dispatch of p, which just blocked in a short
+// wall-clock sleep, until it has run again and blocked again (or the timer
+// fires after budget ns, or anything else is ready): the detector keeps
+// waiting clients off the CPU meanwhile but reports the block only once
+// p's CPU clock has moved. p must be the client the last Run dispatched.
+func (m *Mechanism) Hold(p *Proc, budget int64) (Wake, error) {
+	if p != m.cur {
+		return Wake{}, fmt.Errorf("hold %q: not the dispatched client", p.Name)
+	}
+	cpu, err := p.clock.Ns(p.clk)
+	if err != nil {
+		return Wake{}, fmt.Errorf("hold %q: %w", p.Name, err)
+	}
+	d := m.det
+	atomic.StoreUint32(d.holdClk, uint32(p.clk))
+	atomic.StoreUint64(d.holdCPU, uint64(cpu))
+	atomic.StoreUint64(d.holdGen, atomic.LoadUint64(d.gen)+1)
+	w, err := m.Run(p, budget)
+	atomic.StoreUint64(d.holdGen, 0)
+	return w, err
+}
+
 // lower puts the raised client, if any, back to ℓ3 and keeps the CPU it
 // used since its last wake (see Run) for its next Run.
 func (m *Mechanism) lower() error {

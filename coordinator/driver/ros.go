@@ -42,12 +42,15 @@ type Bridge interface {
 // tagBridge is the bridge's fd in the wait set.
 const tagBridge = uint64(1) << 30
 
-// startupQuiet is how long the clients must use almost no CPU, once
-// connected, for start-up to be over; startupIdleCPU is "almost no".
+// startupQuiet is how long the clients must use little CPU, once
+// connected, for start-up to be over; startupIdleShare is "little": a
+// tenth of the CPU (a roscpp node polling every 1 ms for a clock that does
+// not move uses a few percent; a node still starting uses all it gets).
 const (
-	startupQuiet   = 100 * time.Millisecond
-	startupIdleCPU = int64(2 * time.Millisecond)
-	defaultStartup = 30 * time.Second
+	startupQuiet     = 100 * time.Millisecond
+	startupIdleShare = 10
+	startupPoll      = 20 * time.Millisecond
+	defaultStartup   = 30 * time.Second
 )
 
 // errStartupStop is returned by startup when the run was interrupted.
@@ -78,7 +81,7 @@ func (r *runner) startup() error {
 	quietSince := time.Time{}
 	var missing []string
 	for {
-		w, err := r.mech.Poll(int64(20 * time.Millisecond))
+		w, err := r.mech.Poll(int64(startupPoll))
 		if err != nil {
 			return fmt.Errorf("start-up: %w", err)
 		}
@@ -113,7 +116,7 @@ func (r *runner) startup() error {
 				ready = false
 			}
 			cpu := c.proc.CPU()
-			if cpu-lastCPU[i] > startupIdleCPU*int64(20*time.Millisecond)/int64(startupQuiet) {
+			if cpu-lastCPU[i] > int64(startupPoll)/startupIdleShare {
 				busy = true
 			}
 			lastCPU[i] = cpu

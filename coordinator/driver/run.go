@@ -348,6 +348,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
 	}
 	r.mech = mech
+	if r.scanner != nil {
+		defer r.scanner.Close()
+	}
 	r.hwid = "tcs cpu" + strconv.Itoa(mech.CPU())
 	r.log.Info().Int("pid", os.Getpid()).Int("detector_pid", mech.DetectorPid()).Int("cpu", mech.CPU()).
 		Int("base_priority", mech.Base()).Msg("coordinator started")
@@ -608,7 +611,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		// A short wall-clock sleep (roscpp polling for its clock): the
 		// client wakes by itself; the world waits for it.
 		h0 := r.clk.Monotonic()
-		w2, err := r.mech.Run(c.proc, a.Arm-w.CPU)
+		w2, err := r.mech.Hold(c.proc, min(a.Arm-w.CPU, holdMax))
 		if err != nil {
 			return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 		}
