@@ -2,6 +2,7 @@
 // on one dedicated CPU, charging every microsecond of CPU they use to
 // simulated time (temporally consistent simulation).
 //
+//	tcs demo [--out DIR]                  the pendulum under a ROS 1 PD node
 //	tcs run FILE [--mode M] [--out DIR]   run a scenario
 //	tcs check FILE...                     validate scenario files
 //	tcs bench dispatch                    the dispatch cycle against C
@@ -10,6 +11,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,6 +27,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/ros1"
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/controllers"
+	"github.com/tcs-robotics/tcs/controllers/rosnode"
 	"github.com/tcs-robotics/tcs/coordinator/driver"
 	"github.com/tcs-robotics/tcs/report"
 )
@@ -31,12 +35,14 @@ import (
 const usage = `tcs: temporally consistent simulation for ROS
 
 usage:
+  tcs demo [--out DIR]            the pendulum under a ROS 1 PD node (goroslib), no ROS needed
   tcs run FILE [--mode consistent|lockstep|free] [--out DIR] [--no-compensation]
                                   run a scenario; writes DIR/summary.json and DIR/logs/
   tcs check FILE...               validate scenario files
   tcs bench dispatch [flags]      measure the dispatch cycle against the same cycle in C
   tcs bench delivery [flags]      measure gated ROS 1 delivery against goroslib's Publisher.Write
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
+  tcs node pd [ROS ARGS]          run the bundled ROS 1 PD node (an ordinary goroslib node)
   tcs help                        this text
 
 tcs run needs root (or CAP_SYS_NICE) for SCHED_FIFO and at least 2 CPUs.
@@ -58,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return driver.DetectorMain(args[1:])
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
+	case "demo":
+		return cmdDemo(args[1:], stdout, stderr)
+	case "node":
+		return cmdNode(args[1:], stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
 	case "bench":
@@ -98,8 +108,57 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// cmdDemo runs the built-in demo scenario (config/demo.yaml): the pendulum
+// controlled by the bundled goroslib PD node through the embedded master.
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	return runCommand("tcs demo", args, stdout, stderr, func(string) (*config.Scenario, error) {
+		sc, err := config.Parse(config.Demo, "config/demo.yaml")
+		if err != nil {
+			return nil, err
+		}
+		// Built in: its clients run in the current directory.
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("tcs demo: %w", err)
+		}
+		sc.Dir = wd
+		for i := range sc.Robots {
+			for k := range sc.Robots[i].Clients {
+				sc.Robots[i].Clients[k].Dir = wd
+			}
+		}
+		return sc, nil
+	})
+}
+
+// cmdNode runs a bundled ROS 1 node (an ordinary goroslib node).
+func cmdNode(args []string, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "pd" {
+		fmt.Fprintln(stderr, "tcs node: the bundled ROS nodes are: pd")
+		return 2
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	if err := rosnode.RunPD(ctx, args[1:], stderr); err != nil {
+		fmt.Fprintf(stderr, "tcs node pd: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tcs run", flag.ContinueOnError)
+	return runCommand("tcs run", args, stdout, stderr, func(file string) (*config.Scenario, error) {
+		if file == "" {
+			return nil, errors.New("tcs run: name a scenario file, e.g. tcs run config/pendulum.yaml")
+		}
+		return config.Load(file)
+	})
+}
+
+// runCommand is tcs run and tcs demo: flags, then the scenario load gives,
+// then the run.
+func runCommand(name string, args []string, stdout, stderr io.Writer, load func(file string) (*config.Scenario, error)) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", "", "override the scenario's mode: consistent, lockstep or free")
 	out := fs.String("out", "", "output folder (default out/<scenario name>)")
@@ -114,15 +173,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if file == "" && fs.NArg() > 0 {
 		file = fs.Arg(0)
 	}
-	if file == "" {
-		fmt.Fprintln(stderr, "tcs run: name a scenario file, e.g. tcs run config/pendulum.yaml")
-		return 2
-	}
-	sc, err := config.Load(file)
+	sc, err := load(file)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	file = sc.File
 	if *mode != "" {
 		m, err := config.ParseMode(*mode)
 		if err != nil {
