@@ -59,8 +59,9 @@ type Summary struct {
 	// during the run (/proc/stat's steal, 10 ms units).
 	HostStealS float64 `json:"host_steal_s"`
 	// HostOverrunS is CPU clients used past their slices when the
-	// coordinator took the CPU back over 1 ms late (the host delayed the
-	// timer or stole the CPU): reported, not charged to virtual time.
+	// coordinator took the CPU back over 200 µs late (the host delayed the
+	// timer or stole the CPU), and the lateness beyond 200 µs: reported, not
+	// charged to virtual time.
 	HostOverrunS float64 `json:"host_overrun_s"`
 	// Dispatches is the number of times a client was given the CPU.
 	Dispatches int64 `json:"dispatches"`

@@ -64,7 +64,7 @@ func Table(w io.Writer, s *Summary) error {
 			s.CoordinatorPerActivationUS, secs(s.WallCostPollingS))
 	}
 	if s.HostOverrunS > 0 || s.HostStealS > 0 {
-		fmt.Fprintf(&b, "host: %s of client CPU past slices not charged (timer interrupt delayed over 1 ms), %s stolen\n",
+		fmt.Fprintf(&b, "host: %s of client CPU past slices not charged (timer interrupt delayed over 200 µs), %s stolen\n",
 			Span(s.HostOverrunS), Span(s.HostStealS))
 	}
 	// tabwriter pads empty trailing cells; drop the spaces.

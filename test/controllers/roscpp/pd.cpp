@@ -1,0 +1,128 @@
+// pd: pendulum swing-up and balance controller, an ordinary roscpp node.
+//
+// Subscribes to joint_states (sensor_msgs/JointState: position[0] = theta,
+// velocity[0] = theta dot) and publishes the torque on command
+// (std_msgs/Float64) at ~rate Hz (default 1000) of ROS time, toward ~target
+// rad (default pi, upright). With /use_sim_time true, ROS time is the /clock
+// topic (remap it with /clock:=...). The law is controllers/pdlaw.go's
+// DefaultPD. See ../README.md for the contract.
+//
+// Build (Debian: libroscpp-dev libstd-msgs-dev libsensor-msgs-dev):
+//
+//   g++ -O2 -std=c++17 pd.cpp -o pd $(pkg-config --cflags --libs roscpp std_msgs sensor_msgs)
+//
+// Run:
+//
+//   ./pd __ns:=/arm _rate:=100 /clock:=/tcs/pd/clock
+#include <ros/ros.h>
+#include <sensor_msgs/JointState.h>
+#include <std_msgs/Float64.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+// controllers.DefaultPD()
+constexpr double kKp = 40;           // N*m/rad
+constexpr double kKd = 8;            // N*m*s/rad
+constexpr double kKe = 2;            // N*m/J
+constexpr double kCatch = 0.5;       // rad
+constexpr double kMaxTorque = 5;     // N*m
+constexpr double kMass = 1;          // kg
+constexpr double kLength = 1;        // m
+constexpr double kGravity = 9.81;    // m/s^2
+constexpr double kMaxRate = 1e9;     // Hz: keeps the period at 1 ns or more
+
+// WrapAngle maps a to (-pi, pi] (NaN for NaN and infinities).
+double WrapAngle(double a) {
+  a = std::fmod(a + M_PI, 2 * M_PI);
+  if (a <= 0) a += 2 * M_PI;
+  return a - M_PI;
+}
+
+// Torque is a port of controllers.PD.Torque with DefaultPD's gains.
+double Torque(double theta, double thetadot, double target) {
+  const double e = WrapAngle(theta - target);
+  double u;
+  if (std::fabs(e) < kCatch) {
+    u = -kKp * e - kKd * thetadot;
+  } else {
+    const double inertia = kMass * kLength * kLength;
+    const double mgl = kMass * kGravity * kLength;
+    const double energy = 0.5 * inertia * thetadot * thetadot - mgl * std::cos(theta);
+    const double want = -mgl * std::cos(target);
+    double dir = 1.0;  // pump along the motion; kick forward from rest
+    if (thetadot < 0) dir = -1;
+    u = kKe * (want - energy) * dir;
+  }
+  if (std::isnan(u)) return 0;
+  return std::max(-kMaxTorque, std::min(kMaxTorque, u));
+}
+
+// NumberParam reads the private parameter name into v (v keeps its default
+// when the parameter is not set); false when it is set but not a number.
+bool NumberParam(const ros::NodeHandle& pnh, const std::string& name, double* v) {
+  if (!pnh.hasParam(name)) return true;
+  if (pnh.getParam(name, *v)) return true;  // a double, or an int converted
+  ROS_FATAL("parameter %s: want a number", pnh.resolveName(name).c_str());
+  return false;
+}
+
+// The newest joint state (the callback runs in ros::spinOnce, on the main
+// thread).
+struct Latest {
+  bool have = false;
+  double theta = 0, thetadot = 0;
+};
+
+int Run(int argc, char** argv) {
+  ros::init(argc, argv, "pd");
+  ros::NodeHandle nh;         // relative names resolve in the node's namespace (__ns:=)
+  ros::NodeHandle pnh("~");   // private names: ~rate, ~target
+  double hz = 1000, target = M_PI;
+  if (!NumberParam(pnh, "rate", &hz) || !NumberParam(pnh, "target", &target)) return 2;
+  if (!(hz > 0 && hz <= kMaxRate)) {
+    ROS_FATAL("parameter %s = %g: want a rate in (0, %g] Hz", pnh.resolveName("rate").c_str(), hz, kMaxRate);
+    return 2;
+  }
+  if (!std::isfinite(target)) {
+    ROS_FATAL("parameter %s = %g: want a finite angle", pnh.resolveName("target").c_str(), target);
+    return 2;
+  }
+
+  Latest latest;
+  ros::Subscriber sub = nh.subscribe<sensor_msgs::JointState>(
+      "joint_states", 1, [&latest](const sensor_msgs::JointState::ConstPtr& m) {
+        if (m->position.empty() || m->velocity.empty()) return;  // keep the last one
+        latest.have = true;
+        latest.theta = m->position[0];
+        latest.thetadot = m->velocity[0];
+      });
+  ros::Publisher pub = nh.advertise<std_msgs::Float64>("command", 1);
+  ROS_INFO("%g Hz on ROS time, target %g rad, %s -> %s", hz, target, sub.getTopic().c_str(),
+           pub.getTopic().c_str());
+
+  ros::Rate rate(hz);
+  while (ros::ok()) {
+    ros::spinOnce();
+    std_msgs::Float64 cmd;
+    cmd.data = latest.have ? Torque(latest.theta, latest.thetadot, target) : 0.0;
+    pub.publish(cmd);
+    rate.sleep();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const ros::Exception& e) {  // e.g. an invalid __name:= or __ns:=
+    std::fprintf(stderr, "pd: %s\n", e.what());
+    return 1;
+  }
+}
