@@ -43,15 +43,14 @@ type fakeProc struct {
 	// ROS processes (ros true) ignore loop: each delivered message costs
 	// callback CPU, each clock release one activation of work CPU followed
 	// by an actuator message; then they block.
-	ros       bool
-	callback  int64
-	work      int64
-	queued    int   // messages delivered, not yet taken
-	clocked   bool  // released, activation not yet done
-	left2     int64 // CPU left in the current callback or activation
-	inCB      bool  // the current work is a callback
-	sawSample int64 // newest sample taken
-	stale     int   // activations that began before the sample at their clock was taken
+	ros      bool
+	callback int64
+	work     int64
+	queued   int   // messages delivered, not yet taken
+	clocked  bool  // released, activation not yet done
+	left2    int64 // CPU left in the current callback or activation
+	inCB     bool  // the current work is a callback
+	stale    int   // activations that began before the sample at their clock was taken
 }
 
 func (f *fakeProc) cur() op { return f.loop[f.pc%len(f.loop)] }
