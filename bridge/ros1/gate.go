@@ -313,12 +313,24 @@ func (g *Gate) reject(gc *gateConn, reason string) {
 }
 
 // Waiting returns, for each client, what it still lacks before virtual
-// time may begin ("" when it is ready or not a ROS node; see Missing). It
-// asks the master once, and logs nodes that publish a sensor topic.
-func (g *Gate) Waiting() ([]string, error) {
+// time may begin ("" when it is ready or not a ROS node; see Missing), and
+// the other nodes (recorders, viewers) that subscribe to a topic of tcs
+// but are not connected to it yet: a recorder started before the run gets
+// it from the first message. It asks the master once, and logs nodes that
+// publish a sensor topic.
+func (g *Gate) Waiting() (clients []string, others string, err error) {
 	graph, err := g.Graph()
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	var late []string
+	for _, p := range g.observed() {
+		connected := p.Subscribers()
+		for _, n := range graph.Subscribers[p.Topic()] {
+			if _, client := g.byCaller[n]; !client && !slices.Contains(connected, n) {
+				late = append(late, n+" subscribes to "+p.Topic()+" but is not connected yet")
+			}
+		}
 	}
 	for _, s := range g.Intruders(graph) {
 		if !g.rejLog[s] {
@@ -332,7 +344,13 @@ func (g *Gate) Waiting() ([]string, error) {
 			out[i] = g.Missing(i, graph)
 		}
 	}
-	return out, nil
+	return out, strings.Join(late, "; "), nil
+}
+
+// observed lists the publishers whose subscribers other than the clients
+// are waited for: /clock, the sensor topics and /diagnostics.
+func (g *Gate) observed() []*Publisher {
+	return append([]*Publisher{g.clock, g.diag}, g.sensors...)
 }
 
 // Missing describes what client i still lacks before virtual time may

@@ -35,8 +35,9 @@ type Bridge interface {
 	// the publishing client and the command.
 	Drain(fn func(robot, client int, cmd []float64))
 	// Waiting says, per client, what it still lacks before virtual time
-	// may begin ("" when ready).
-	Waiting() ([]string, error)
+	// may begin ("" when ready), and which other nodes subscribed to the
+	// run's topics are not connected yet ("" when none).
+	Waiting() (clients []string, others string, err error)
 }
 
 // tagBridge is the bridge's fd in the wait set.
@@ -50,6 +51,7 @@ const (
 	startupQuiet     = 100 * time.Millisecond
 	startupIdleShare = 10
 	startupPoll      = 20 * time.Millisecond
+	startupOthers    = 5 * time.Second
 	defaultStartup   = 30 * time.Second
 )
 
@@ -80,6 +82,9 @@ func (r *runner) startup() error {
 	lastCPU := make([]int64, len(r.clients))
 	quietSince := time.Time{}
 	var missing []string
+	var others string
+	var othersSince time.Time
+	othersWarned := false
 	for {
 		w, err := r.mech.Poll(int64(startupPoll))
 		if err != nil {
@@ -103,7 +108,7 @@ func (r *runner) startup() error {
 				}
 			}
 		}
-		if missing, err = r.bridge.Waiting(); err != nil {
+		if missing, others, err = r.bridge.Waiting(); err != nil {
 			return fmt.Errorf("start-up: %w", err)
 		}
 		ready := true
@@ -122,6 +127,19 @@ func (r *runner) startup() error {
 			lastCPU[i] = cpu
 		}
 		now := time.Now()
+		if others != "" && ready {
+			// The clients are connected; other subscribers (a recorder)
+			// get a little longer, then the run goes on without them.
+			if othersSince.IsZero() {
+				othersSince = now
+			}
+			if now.Sub(othersSince) < startupOthers {
+				ready = false
+			} else if !othersWarned {
+				othersWarned = true
+				r.log.Warn().Str("nodes", others).Msg("start-up: not waiting longer for these subscribers; they may miss the first messages")
+			}
+		}
 		switch {
 		case !ready || busy:
 			quietSince = time.Time{}
@@ -140,6 +158,9 @@ func (r *runner) startup() error {
 				case busy:
 					fmt.Fprintf(&b, "\n  client %q: connected but still using CPU (log %s)", c.conf.Name, c.proc.LogPath)
 				}
+			}
+			if others != "" {
+				fmt.Fprintf(&b, "\n  other nodes: %s", others)
 			}
 			return fmt.Errorf("%s: the ROS clients did not start within ros.startup_timeout (%v):%s", r.sc.File, timeout, b.String())
 		}
