@@ -40,6 +40,9 @@ func Table(w io.Writer, s *Summary) error {
 			period = Span(c.PeriodS)
 			act = strconv.FormatInt(c.Activations, 10)
 			miss = strconv.FormatInt(c.DeadlineMisses, 10)
+			if c.DeadlineMissesHost > 0 {
+				miss += " (" + strconv.FormatInt(c.DeadlineMissesHost, 10) + " host)"
+			}
 			perr = percent(c.PeriodError)
 			jit = percent(c.PeriodJitterP99)
 			late = Span(c.ActivationLateMaxS)
