@@ -54,6 +54,11 @@ func mustType(m any) Type {
 	return t
 }
 
+// Epoch is the ROS time of virtual time 0: rospy and roscpp read ROS time
+// 0 as "no clock yet" (a Rate made then runs its first period twice), so
+// every time tcs publishes (clocks, header stamps) reads Epoch + t.
+const Epoch = int64(1e9)
+
 // ErrShort reports a message body shorter than its type needs.
 var ErrShort = errors.New("message body too short")
 

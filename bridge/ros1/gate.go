@@ -14,11 +14,6 @@ import (
 	"github.com/tcs-robotics/tcs/msgs"
 )
 
-// Epoch is the ROS time of virtual time 0: rospy and roscpp read ROS time
-// 0 as "no clock yet" (a Rate made then runs its first period twice), so
-// the clocks tcs publishes read Epoch + t.
-const Epoch = int64(1e9)
-
 // GateRobot is one robot as the gate publishes it.
 type GateRobot struct {
 	// Name is the robot's namespace: its topics are /<Name>/joint_states
@@ -59,7 +54,6 @@ type Gate struct {
 	diag    *Publisher
 	private []*Publisher
 	sensors []*Publisher
-	subs    []*Subscriber
 	ep      *linux.Epoll
 
 	byCaller map[string]int // callerid → client index
@@ -96,7 +90,7 @@ func ClientCallerID(robot, client string) string { return "/" + robot + "/" + cl
 func ClockTopic(client string) string { return "/tcs/" + client + "/clock" }
 
 // NewGate advertises /clock and every client's private clock (latched at
-// Epoch, before any client starts), the robots' sensor topics (latched,
+// msgs.Epoch, before any client starts), the robots' sensor topics (latched,
 // see Sample) and subscribes to their actuator topics.
 func NewGate(conf GateConf) (g *Gate, err error) {
 	if conf.Node == nil {
@@ -120,7 +114,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	if g.clock, err = n.Advertise("/clock", msgs.Clock, true); err != nil {
 		return nil, err
 	}
-	g.clock.Write(msgs.AppendClock(nil, Epoch))
+	g.clock.Write(msgs.AppendClock(nil, msgs.Epoch))
 	if g.diag, err = n.Advertise("/diagnostics", msgs.DiagnosticArray, false); err != nil {
 		return nil, err
 	}
@@ -139,7 +133,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Write(msgs.AppendClock(nil, Epoch))
+		p.Write(msgs.AppendClock(nil, msgs.Epoch))
 		g.private = append(g.private, p)
 	}
 	for j, r := range conf.Robots {
@@ -148,11 +142,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, p)
-		s, err := n.Subscribe(CommandTopic(r.Name), msgs.Float64, func(in *InConn) { g.add(j, in) })
-		if err != nil {
+		if _, err := n.Subscribe(CommandTopic(r.Name), msgs.Float64, func(in *InConn) { g.add(j, in) }); err != nil {
 			return nil, err
 		}
-		g.subs = append(g.subs, s)
 	}
 	return g, nil
 }
@@ -237,7 +229,7 @@ func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int))
 	if len(obs) >= 2*n {
 		vel = obs[n : 2*n]
 	}
-	g.frame = msgs.AppendJointState(g.frame[:0], 0, Epoch+t, "", r.Joints, pos, vel, nil)
+	g.frame = msgs.AppendJointState(g.frame[:0], 0, msgs.Epoch+t, "", r.Joints, pos, vel, nil)
 	g.delFn = delivered
 	g.sensors[j].WriteEach(g.frame, g.onSent)
 }
@@ -250,7 +242,7 @@ func (g *Gate) delivered(callerid string) {
 
 // Clock publishes the world's time t on /clock.
 func (g *Gate) Clock(t int64) {
-	g.frame = msgs.AppendClock(g.frame[:0], Epoch+t)
+	g.frame = msgs.AppendClock(g.frame[:0], msgs.Epoch+t)
 	g.clock.Write(g.frame)
 }
 
@@ -264,7 +256,7 @@ func (g *Gate) ClientClock(i int, t int64) bool {
 	if g.private[i] == nil {
 		return false
 	}
-	g.frame = msgs.AppendClock(g.frame[:0], Epoch+t)
+	g.frame = msgs.AppendClock(g.frame[:0], msgs.Epoch+t)
 	g.want, g.got = g.callers[i], false
 	g.private[i].WriteEach(g.frame, g.onWant)
 	return g.got

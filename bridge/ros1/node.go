@@ -39,12 +39,13 @@ type NodeConf struct {
 
 // Node is the bridge's ROS 1 node.
 type Node struct {
-	conf   NodeConf
-	master *apimaster.Client
-	slave  *apislave.Server
-	tcp    net.Listener
-	http   *http.Client
-	port   int
+	conf     NodeConf
+	hostport string // the master's host:port
+	master   *apimaster.Client
+	slave    *apislave.Server
+	tcp      net.Listener
+	http     *http.Client
+	port     int
 
 	mu     sync.Mutex
 	pubs   map[string]*Publisher
@@ -74,10 +75,11 @@ func NewNode(conf NodeConf) (*Node, error) {
 		return nil, fmt.Errorf("ros1 node %s: host %q is not an IP address", conf.Name, conf.Host)
 	}
 	n := &Node{
-		conf: conf,
-		http: &http.Client{Timeout: conf.CallTimeout},
-		pubs: map[string]*Publisher{},
-		subs: map[string]*Subscriber{},
+		conf:     conf,
+		hostport: hostport,
+		http:     &http.Client{Timeout: conf.CallTimeout},
+		pubs:     map[string]*Publisher{},
+		subs:     map[string]*Subscriber{},
 	}
 	n.master = apimaster.NewClient(hostport, conf.Name, n.http)
 	n.slave, err = apislave.NewServer(net.JoinHostPort(conf.Host, "0"), ip, "", conf.CallTimeout)
@@ -98,11 +100,7 @@ func NewNode(conf NodeConf) (*Node, error) {
 
 // SetParamBool sets a parameter on the master's parameter server.
 func (n *Node) SetParamBool(key string, v bool) error {
-	hostport, err := master.ParseURI(n.conf.MasterURI)
-	if err != nil {
-		return err
-	}
-	if err := apiparam.NewClient(hostport, n.Name(), n.http).SetParamBool(key, v); err != nil {
+	if err := apiparam.NewClient(n.hostport, n.Name(), n.http).SetParamBool(key, v); err != nil {
 		return fmt.Errorf("set %s on the master at %s: %w", key, n.conf.MasterURI, err)
 	}
 	return nil

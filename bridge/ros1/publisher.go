@@ -51,21 +51,9 @@ func (p *Publisher) Topic() string { return p.topic }
 // Write sends frame (a whole TCPROS message: length prefix and body) to
 // every subscriber and, if latched, keeps it for later ones. It returns how
 // many subscribers received it.
-func (p *Publisher) Write(frame []byte) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.latch {
-		p.last = append(p.last[:0], frame...)
-	}
-	n := 0
-	for i := 0; i < len(p.conns); {
-		if p.send(p.conns[i], frame) {
-			n++
-			i++
-		}
-	}
-	return n
-}
+func (p *Publisher) Write(frame []byte) int { return p.WriteEach(frame, ignoreSent) }
+
+func ignoreSent(string) {}
 
 // WriteEach is Write that also calls sent with the caller ID of each
 // subscriber that received frame (under the publisher's lock: sent must not

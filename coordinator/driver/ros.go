@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tcs-robotics/tcs/msgs"
-
 	"github.com/tcs-robotics/tcs/report"
 )
 
@@ -183,10 +182,6 @@ func (r *runner) begin(took time.Duration) error {
 	return nil
 }
 
-// delivered is the bridge's callback for a sensor message that reached
-// client i.
-func (r *runner) delivered(i int) { r.pol.Delivered(i) }
-
 // drain takes the actuator messages that arrived.
 func (r *runner) drain() { r.bridge.Drain(r.actuateFn) }
 
@@ -222,9 +217,8 @@ func (r *runner) holdOver(c *runClient) bool {
 func (r *runner) diagnostics(t int64) {
 	d := &r.diagW
 	r.diagSeq++
-	d.Begin(r.diagSeq, rosEpoch+t, 1+len(r.clients))
-	thread, _ := r.clk.Ns(threadCPUClock)
-	coord := thread - r.loopCPU0 - r.dynNs + r.mech.DetectorCPU() - r.loopDet0
+	d.Begin(r.diagSeq, msgs.Epoch+t, 1+len(r.clients))
+	coord := r.coordinatorNs()
 	var clients int64
 	for _, c := range r.clients {
 		clients += c.ran
@@ -260,8 +254,8 @@ func (r *runner) diagnostics(t int64) {
 		r.kvInt("activations", st.Activations)
 		r.kvInt("deadline_misses", st.Misses)
 		leak := int64(0)
-		if c.based && c.exit == nil {
-			leak = max(c.proc.CPU()-c.base-c.ran-c.uncharged, 0)
+		if c.exit == nil {
+			leak = c.leak(c.proc.CPU())
 		}
 		r.kvSeconds("leak_s", leak)
 		r.kvInt("deliveries", st.Deliveries)
@@ -280,9 +274,6 @@ func (r *runner) kvInt(k string, v int64) {
 	r.scratch = strconv.AppendInt(r.scratch[:0], v, 10)
 	r.diagW.KV(k, r.scratch)
 }
-
-// rosEpoch is the ROS time of virtual time 0 (bridge/ros1.Epoch).
-const rosEpoch = int64(1e9)
 
 // holdMax is the longest wall-clock sleep the world waits for.
 const holdMax = 2_000_000

@@ -322,7 +322,6 @@ func (r *runner) prepare() error {
 		c.diagName = "tcs: " + c.conf.Name
 	}
 	r.actuateFn = r.actuate
-	r.deliverFn = r.delivered
 	if r.bridge != nil {
 		scan, err := linux.NewSleepScanner()
 		if err != nil {
@@ -335,6 +334,7 @@ func (r *runner) prepare() error {
 		return fmt.Errorf("%s: %w", sc.File, err)
 	}
 	r.pol = pol
+	r.deliverFn = pol.Delivered
 	world, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
 	if err != nil {
 		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
@@ -436,9 +436,8 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.stealSeen, _ = linux.ReadSteal(mech.CPU())
 	limit := sc.EffectiveWallLimit().Nanoseconds()
 	r.deadline = r.wallStart + limit
-	c0, _ := r.clk.Ns(threadCPUClock)
-	d0 := mech.DetectorCPU()
-	r.loopCPU0, r.loopDet0 = c0, d0
+	r.loopCPU0, _ = r.clk.Ns(threadCPUClock)
+	r.loopDet0 = mech.DetectorCPU()
 	if r.bridge != nil && r.ended == "" {
 		r.diagnostics(0)
 		r.diagNext = r.diagEvery
@@ -447,13 +446,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if r.ended == "" {
 		loopErr = r.loop()
 	}
-	c1, _ := r.clk.Ns(threadCPUClock)
-	d1 := mech.DetectorCPU()
 	r.wallEnd = r.clk.Monotonic()
-	// The coordinator's cost: the dispatch thread's CPU less the world's
-	// steps, plus the detector's spinning.
-	r.coordNs = c1 - c0 - r.dynNs + (d1 - d0)
-	r.detNs = d1 - d0
+	r.coordNs = r.coordinatorNs()
+	r.detNs = mech.DetectorCPU() - r.loopDet0
 
 	// Final CPU of every live client, before the mechanism ends them.
 	for _, c := range r.clients {
@@ -466,7 +461,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if r.rc.Status != nil {
 		fmt.Fprintln(r.rc.Status)
 	}
-	r.log.Info().Int64("coordinator_thread_ns", c1-c0-r.dynNs).Int64("detector_ns", r.detNs).
+	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).
 		Int64("dynamics_ns", r.dynNs).Msg("overhead")
 	for _, e := range r.overrunEv[:r.noverrun] {
 		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("the host delayed the timer: a client ran far past its slice; the excess is not charged")
@@ -491,6 +486,23 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		loopErr = werr
 	}
 	return sum, loopErr
+}
+
+// coordinatorNs is the coordinator's cost since the loop began: the
+// dispatch thread's CPU less the world's steps, plus the detector's
+// spinning.
+func (r *runner) coordinatorNs() int64 {
+	thread, _ := r.clk.Ns(threadCPUClock)
+	return thread - r.loopCPU0 - r.dynNs + r.mech.DetectorCPU() - r.loopDet0
+}
+
+// leak is the CPU client c used while it was not dispatched, given its
+// process CPU clock now (0 before its first dispatch).
+func (c *runClient) leak(cpu int64) int64 {
+	if !c.based || cpu <= 0 {
+		return 0
+	}
+	return max(cpu-c.base-c.ran-c.uncharged, 0)
 }
 
 // lateCap is how late the coordinator may take the CPU back from a client
@@ -627,7 +639,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
-	for c.ros && w.Blocked && w.N == 0 && w.Exited == nil && w.CPU < a.Arm && r.pol.Active(a.Client) && r.holdOver(c) {
+	if c.ros && w.Blocked && w.N == 0 && w.Exited == nil && w.CPU < a.Arm && r.pol.Active(a.Client) && r.holdOver(c) {
 		// A short wall-clock sleep (roscpp polling for its clock): the
 		// client wakes by itself; the world waits for it.
 		h0 := r.clk.Monotonic()
@@ -660,12 +672,16 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		// simulation CPU the timer is just as late, but the client's clock
 		// stood still and what it shows was really used — tried, it took
 		// 5 % of a roscpp node's real CPU off.)
-		for _, o := range r.clients {
-			if o.robot == c.robot {
-				o.hostHit = true
-			}
-		}
 		if ex := w.CPU - w.Extra - (a.Arm + lateCap); ex > 0 {
+			// The client's clock ran on past the late timer: the host's
+			// doing (under RT throttling the clock stands still). A miss
+			// on this robot until an activation begins on time again is
+			// counted as the host's too.
+			for _, o := range r.clients {
+				if o.robot == c.robot {
+					o.hostHit = true
+				}
+			}
 			w.CPU -= ex
 			c.uncharged += ex
 			r.hostOverrunNs += ex
@@ -790,6 +806,14 @@ func (r *runner) publish(t int64) {
 		}
 	}
 	r.bridge.Clock(t)
+	if r.sc.Mode == config.ModeFree {
+		// Free mode does not gate: every node reads the world's time.
+		for i, c := range r.clients {
+			if c.ros {
+				r.bridge.ClientClock(i, t)
+			}
+		}
+	}
 	if t >= r.diagNext && r.diagNext > 0 {
 		r.diagnostics(t)
 		r.diagNext = (t/r.diagEvery + 1) * r.diagEvery
@@ -1099,11 +1123,9 @@ func (r *runner) summary() *report.Summary {
 		s.Clients = append(s.Clients, cs)
 		clientsNs += c.ran
 		activations += st.Activations
-		if c.based && c.final > 0 {
-			if l := (c.final - c.base) - c.ran - c.uncharged; l > 0 {
-				leak += l
-				cs.LeakS = report.Seconds(l)
-			}
+		if l := c.leak(c.final); l > 0 {
+			leak += l
+			cs.LeakS = report.Seconds(l)
 		}
 		s.Clients[len(s.Clients)-1] = cs
 		r.log.Info().Str("client", c.conf.Name).Int64("cpu_base_ns", c.base).Int64("cpu_final_ns", c.final).
