@@ -88,6 +88,9 @@ type Mechanism struct {
 	prio  linux.Prio
 	buf   [8]byte
 
+	// afterRaise, when set (tests), runs right after a client is raised.
+	afterRaise func()
+
 	det      *detector
 	procs    []*Proc
 	cur      *Proc
@@ -280,19 +283,29 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// before every Run that could last that long cost more: tried, 1.8-2.2 %
 	// overhead instead of 1.5 %.)
 	must := m.lastWake-m.lastYield > yieldEvery
-	if p != m.cur || must {
+	raise := p != m.cur || must
+	if raise {
 		if err := m.lower(); err != nil {
 			return w, err
 		}
 		if must {
 			m.yield()
 		}
+	}
+	// The clock is read before p is raised: should the goroutine lose its
+	// thread between the raise and the wait (sysmon's preemption after a
+	// host stall of over 10 ms), p runs meanwhile, and that CPU must be
+	// charged to this dispatch, not leak.
+	start, _ := p.clock.Ns(p.clk)
+	if raise {
 		if err := m.setLevel(p, m.conf.Base-1); err != nil {
 			return w, err
 		}
 		m.cur = p
+		if m.afterRaise != nil {
+			m.afterRaise()
+		}
 	}
-	start, _ := p.clock.Ns(p.clk)
 	// A client that stayed raised since its last wake ran on if the
 	// goroutine was preempted meanwhile (sysmon, past 10 ms without a
 	// yield): that CPU was dispatched, so it is charged now.
@@ -350,6 +363,51 @@ func (m *Mechanism) Hold(p *Proc, budget int64) (Wake, error) {
 	w, err := m.Run(p, budget)
 	atomic.StoreUint64(d.holdGen, 0)
 	return w, err
+}
+
+// Unsettled returns the CPU p used while raised after its last wake that
+// no Run has charged yet (see Run): at the end of a run it is dispatched
+// CPU that will never be charged.
+func (m *Mechanism) Unsettled(p *Proc) int64 {
+	v := p.extra
+	if p.hasSeen && m.cur == p {
+		if now, err := p.clock.Ns(p.clk); err == nil && now > p.seen {
+			v += now - p.seen
+		}
+	}
+	return v
+}
+
+// ThreadState is one thread of a client as the kernel sees it.
+type ThreadState struct {
+	Tid       int
+	Comm      string
+	Policy    int   // SCHED_* (0 OTHER, 1 FIFO)
+	Prio      int   // real-time priority
+	CPUs      []int // affinity
+	RuntimeNs int64 // CPU used since the thread began
+}
+
+// Threads lists p's threads with their policy, priority, affinity and CPU,
+// for the log when p's CPU does not add up. It allocates.
+func (m *Mechanism) Threads(p *Proc) []ThreadState {
+	if p.exited || p.reaped {
+		return nil
+	}
+	tids, err := linux.Tasks(p.Pid)
+	if err != nil {
+		return nil
+	}
+	out := make([]ThreadState, 0, len(tids))
+	for _, tid := range tids {
+		t := ThreadState{Tid: tid, Policy: -1}
+		t.Policy, t.Prio, _ = linux.Policy(tid)
+		t.CPUs, _ = linux.Affinity(tid)
+		t.RuntimeNs, _ = linux.ThreadRuntime(p.Pid, tid)
+		t.Comm = linux.ThreadComm(p.Pid, tid)
+		out = append(out, t)
+	}
+	return out
 }
 
 // lower puts the raised client, if any, back to ℓ3 and keeps the CPU it

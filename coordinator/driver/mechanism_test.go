@@ -204,6 +204,41 @@ func TestLeakIsZero(t *testing.T) {
 	}
 }
 
+// The dispatch goroutine can lose its thread right after raising a client
+// (sysmon preempts a goroutine that looks as if it ran over 10 ms, which a
+// host stall makes happen anywhere): the raised client runs meanwhile, and
+// that CPU is the dispatch's. Every ns the busy clients use is charged to a
+// Run (or is still unsettled at the end).
+func TestCPUWhileGoroutineAwayIsCharged(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	a := spawn(t, m, "busyA", "sh", "-c", "while :; do :; done")
+	b := spawn(t, m, "busyB", "sh", "-c", "while :; do :; done")
+	m.afterRaise = func() { time.Sleep(300 * time.Microsecond) }
+	defer func() { m.afterRaise = nil }()
+	procs := [2]*Proc{a, b}
+	cpu0 := [2]int64{a.CPU(), b.CPU()}
+	var charged [2]int64
+	for i := 0; i < 100; i++ {
+		w, err := m.Run(procs[i%2], int64(time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		charged[i%2] += w.CPU
+	}
+	if _, err := m.Poll(0); err != nil {
+		t.Fatal(err)
+	}
+	for k, p := range procs {
+		used := p.CPU() - cpu0[k]
+		got := charged[k] + m.Unsettled(p)
+		t.Logf("%s: used %v, charged %v", p.Name, time.Duration(used), time.Duration(got))
+		if got != used {
+			t.Errorf("%s used %d ns, %d ns charged: %d ns leaked", p.Name, used, got, used-got)
+		}
+	}
+}
+
 func TestRunDoesNotAllocate(t *testing.T) {
 	m, done := newMech(t)
 	defer done()

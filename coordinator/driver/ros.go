@@ -255,7 +255,7 @@ func (r *runner) diagnostics(t int64) {
 		r.kvInt("deadline_misses", st.Misses)
 		leak := int64(0)
 		if c.exit == nil {
-			leak = c.leak(c.proc.CPU())
+			leak = c.leak(c.proc.CPU(), r.mech.Unsettled(c.proc))
 		}
 		r.kvSeconds("leak_s", leak)
 		r.kvInt("deliveries", st.Deliveries)

@@ -108,6 +108,8 @@ type runClient struct {
 	away      int64 // CPU used raised while the dispatch goroutine was preempted (charged)
 	last      int64 // free mode: CPU at the last usage report
 	final     int64 // process CPU clock at exit or at the end
+	unsettled int64 // at the end: CPU used raised after the last wake, never charged (Mechanism.Unsettled)
+	threads0  []ThreadState
 	period    *report.PeriodStats
 	inbox     []inbox
 	exit      *int
@@ -432,6 +434,11 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		}
 	}
 
+	for _, c := range r.clients {
+		if c.proc != nil {
+			c.threads0 = mech.Threads(c.proc)
+		}
+	}
 	r.wallStart = r.clk.Monotonic()
 	r.stealSeen, _ = linux.ReadSteal(mech.CPU())
 	limit := sc.EffectiveWallLimit().Nanoseconds()
@@ -454,6 +461,10 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	for _, c := range r.clients {
 		if c.exit == nil && c.proc != nil {
 			c.final = c.proc.CPU()
+			c.unsettled = mech.Unsettled(c.proc)
+			if c.leak(c.final, c.unsettled) > 0 {
+				r.logThreads(c)
+			}
 		}
 	}
 	close(stopWatch)
@@ -497,12 +508,31 @@ func (r *runner) coordinatorNs() int64 {
 }
 
 // leak is the CPU client c used while it was not dispatched, given its
-// process CPU clock now (0 before its first dispatch).
-func (c *runClient) leak(cpu int64) int64 {
+// process CPU clock now and the CPU it used raised since its last wake
+// (Mechanism.Unsettled): 0 before its first dispatch.
+func (c *runClient) leak(cpu, unsettled int64) int64 {
 	if !c.based || cpu <= 0 {
 		return 0
 	}
-	return max(cpu-c.base-c.ran-c.uncharged, 0)
+	return max(cpu-c.base-c.ran-c.uncharged-unsettled, 0)
+}
+
+// logThreads logs every thread of c with its CPU since the loop began,
+// policy and affinity: a leak (CPU used while not dispatched) comes from a
+// thread that escaped the levels (not SCHED_FIFO, or off the simulation
+// CPU) or from CPU the kernel charged to a thread while it was not running.
+func (r *runner) logThreads(c *runClient) {
+	for _, t := range r.mech.Threads(c.proc) {
+		var before int64
+		for _, t0 := range c.threads0 {
+			if t0.Tid == t.Tid {
+				before = t0.RuntimeNs
+			}
+		}
+		r.log.Warn().Str("client", c.conf.Name).Int("tid", t.Tid).Str("comm", t.Comm).Int("policy", t.Policy).
+			Int("prio", t.Prio).Ints("cpus", t.CPUs).Int64("cpu_in_run_ns", t.RuntimeNs-before).
+			Int64("cpu_ns", t.RuntimeNs).Msg("thread of a client whose CPU does not add up")
+	}
 }
 
 // lateCap is how late the coordinator may take the CPU back from a client
@@ -1123,13 +1153,13 @@ func (r *runner) summary() *report.Summary {
 		s.Clients = append(s.Clients, cs)
 		clientsNs += c.ran
 		activations += st.Activations
-		if l := c.leak(c.final); l > 0 {
+		if l := c.leak(c.final, c.unsettled); l > 0 {
 			leak += l
 			cs.LeakS = report.Seconds(l)
 		}
 		s.Clients[len(s.Clients)-1] = cs
 		r.log.Info().Str("client", c.conf.Name).Int64("cpu_base_ns", c.base).Int64("cpu_final_ns", c.final).
-			Int64("cpu_dispatched_ns", c.ran).Int64("cpu_while_coordinator_away_ns", c.away).Float64("leak_s", cs.LeakS).Int64("blocked_unseen", st.Blocks).Msg("accounting")
+			Int64("cpu_dispatched_ns", c.ran).Int64("cpu_while_coordinator_away_ns", c.away).Int64("cpu_unsettled_ns", c.unsettled).Float64("leak_s", cs.LeakS).Int64("blocked_unseen", st.Blocks).Msg("accounting")
 	}
 	if r.ended == "" {
 		switch {

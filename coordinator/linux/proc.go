@@ -128,6 +128,16 @@ func ThreadRuntime(pid, tid int) (int64, error) {
 	return ParseSchedstat(b)
 }
 
+// ThreadComm returns the name of thread tid of process pid
+// (/proc/PID/task/TID/comm), or "" if it cannot be read.
+func ThreadComm(pid, tid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // ParseSchedstat parses a /proc/.../schedstat line ("runtime waittime
 // slices") and returns the runtime in ns.
 func ParseSchedstat(b []byte) (int64, error) {
