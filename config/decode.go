@@ -19,7 +19,8 @@ var (
 	scenarioFields = []string{"name", "mode", "duration", "quantum", "cpu", "base_priority", "actuation",
 		"compensation", "wall_limit", "on_exit", "free", "ros", "dynamics", "robots"}
 	freeFields     = []string{"rtf"}
-	rosFields      = []string{"master", "startup_timeout", "diagnostics_period"}
+	rosFields      = []string{"master", "startup_timeout", "diagnostics_period", "relay"}
+	relayFields    = []string{"topic", "from"}
 	dynamicsFields = []string{"model", "step", "params"}
 	robotFields    = []string{"name", "cpu_scale", "clients"}
 	clientFields   = []string{"name", "cmd", "api", "class", "period", "priority", "cpu_scale",
@@ -493,6 +494,22 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 		}
 		if n := rf["diagnostics_period"]; n != nil {
 			d.duration(n, "ros.diagnostics_period", &s.ROS.DiagnosticsPeriod, "1s")
+		}
+		if n := rf["relay"]; n != nil {
+			items, _ := d.list(n, "ros.relay", "- {topic: /arm/plan, from: planner}")
+			for i, it := range items {
+				path := index("ros.relay", i)
+				var r Relay
+				if ff, ok := d.fields(it, path, relayFields); ok {
+					if n := ff["topic"]; n != nil {
+						d.str(n, path+".topic", &r.Topic, "/arm/plan")
+					}
+					if n := ff["from"]; n != nil {
+						d.str(n, path+".from", &r.From, "planner")
+					}
+				}
+				s.ROS.Relay = append(s.ROS.Relay, r)
+			}
 		}
 	}
 	if n := f["dynamics"]; n != nil {

@@ -96,6 +96,19 @@ type ROS struct {
 	// DiagnosticsPeriod is the virtual time between two /diagnostics
 	// messages. Default 1s.
 	DiagnosticsPeriod Duration `yaml:"diagnostics_period"`
+	// Relay lists the topics between clients (a planner's plans to its
+	// controller) that tcs carries: each is delivered to the clients that
+	// read it when their progress reaches the publish time.
+	Relay []Relay `yaml:"relay"`
+}
+
+// Relay is one topic between ROS clients.
+type Relay struct {
+	// Topic is the topic's absolute name, like /arm/plan.
+	Topic string `yaml:"topic"`
+	// From names the one client that publishes it; every other ROS client
+	// reading it gets it through tcs.
+	From string `yaml:"from"`
 }
 
 // HasROS reports whether any client is a ROS node.

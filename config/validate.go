@@ -73,6 +73,35 @@ func (s *Scenario) validate() Errors {
 	if s.ROS.StartupTimeout < 0 {
 		c.add("ros.startup_timeout", "%v must be ≥ 0 (0: the default 30s)", s.ROS.StartupTimeout)
 	}
+	seen := map[string]bool{}
+	for i, r := range s.ROS.Relay {
+		path := fmt.Sprintf("ros.relay[%d]", i)
+		switch {
+		case !strings.HasPrefix(r.Topic, "/") || strings.ContainsAny(r.Topic, " \t:=~") || strings.HasSuffix(r.Topic, "/"):
+			c.add(path+".topic", "%q is not an absolute topic name; write it like /arm/plan", r.Topic)
+		case seen[r.Topic]:
+			c.add(path+".topic", "%s is relayed twice", r.Topic)
+		case strings.HasPrefix(r.Topic, "/tcs/") || r.Topic == "/clock" || r.Topic == "/diagnostics":
+			c.add(path+".topic", "%s is a topic of tcs itself; relay a topic between your nodes", r.Topic)
+		}
+		seen[r.Topic] = true
+		from, ok := s.FindClient(r.From)
+		switch {
+		case r.From == "":
+			c.add(path+".from", "is required; name the ROS client that publishes %s", r.Topic)
+		case !ok:
+			var names []string
+			for _, cr := range s.Clients() {
+				names = append(names, cr.Client.Name)
+			}
+			c.add(path+".from", "%q is not a client of this scenario; clients: %s", r.From, strings.Join(names, ", "))
+		case from.Client.API != APIROS:
+			c.add(path+".from", "client %q is not a ROS node (api: ros)", r.From)
+		}
+	}
+	if len(s.ROS.Relay) > 0 && s.ClientCount() > 64 {
+		c.add("ros.relay", "relays serve at most 64 clients; this scenario has %d", s.ClientCount())
+	}
 	if m := s.ROS.Master; m != "" && !strings.HasPrefix(m, "http://") {
 		c.add("ros.master", "%q is not a master URI; write it like http://127.0.0.1:11311", m)
 	}

@@ -51,6 +51,11 @@ type fakeProc struct {
 	left2    int64 // CPU left in the current callback or activation
 	inCB     bool  // the current work is a callback
 	stale    int   // activations that began before the sample at their clock was taken
+
+	// A ROS planner (plan > 0): computes plan ns, publishes a message to
+	// the clients in to (Relay), and so on, never blocking.
+	plan int64
+	to   uint64
 }
 
 func (f *fakeProc) cur() op { return f.loop[f.pc%len(f.loop)] }
@@ -87,6 +92,16 @@ type fakeMachine struct {
 
 	// invariant checking switches
 	checkLead bool
+
+	relays     map[int]int64 // slot → publish time (Relay)
+	deliveries []delivery
+}
+
+type delivery struct {
+	client  int
+	sent    int64 // the publish time
+	at      int64 // the receiver's progress when it got it
+	runFrom int64 // the receiver's progress reported by Progress
 }
 
 type recorder struct{ m *fakeMachine }
@@ -103,7 +118,7 @@ func (r recorder) Drift(d int64)         { r.m.maxDrift = max(r.m.maxDrift, d) }
 func newFake(t *testing.T, conf Conf, procs []*fakeProc, seed int64, timeErr int64) *fakeMachine {
 	t.Helper()
 	m := &fakeMachine{t: t, conf: conf, procs: procs, rng: rand.New(rand.NewSource(seed)),
-		timeErr: timeErr, stamps: map[int]int64{}, misses: map[int]int{}, lastR: make([]int64, conf.Robots), checkLead: true}
+		timeErr: timeErr, stamps: map[int]int64{}, relays: map[int]int64{}, misses: map[int]int{}, lastR: make([]int64, conf.Robots), checkLead: true}
 	p, err := New(conf, recorder{m})
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +193,16 @@ func (m *fakeMachine) run(maxActions int) Action {
 			m.p.Probed()
 		case KindWait:
 			m.wall = a.Until
+		case KindDeliver:
+			sent, ok := m.relays[a.Slot]
+			if !ok || sent != a.To {
+				m.t.Fatalf("deliver slot %d stamped %d: relayed at %d (%v)", a.Slot, a.To, sent, ok)
+			}
+			m.deliveries = append(m.deliveries, delivery{client: a.Client, sent: a.To, at: a.Now, runFrom: m.p.Progress(a.Client)})
+			if f := m.procs[a.Client]; f.ros && !f.exited {
+				f.queued++
+				m.p.Delivered(a.Client)
+			}
 		}
 		m.check()
 	}
@@ -261,6 +286,29 @@ func (m *fakeMachine) dispatch(a Action) {
 // activation its clock release asked for, then it blocks.
 func (m *fakeMachine) dispatchROS(c int, f *fakeProc, slice int64) {
 	used := int64(0)
+	if f.plan > 0 {
+		if f.left2 == 0 {
+			f.left2 = f.plan
+		}
+		run := min(f.left2, slice)
+		f.left2 -= run
+		if f.left2 > 0 {
+			m.p.Ran(c, run, Preempted)
+			return
+		}
+		// The plan's bytes wake the coordinator; the planner goes on.
+		m.p.Ran(c, run, Interrupted)
+		st := m.p.Progress(c)
+		slot, at, ok := m.p.Relay(c, f.to)
+		if !ok {
+			m.t.Fatalf("relay refused at %d", st)
+		}
+		if at != st {
+			m.t.Fatalf("plan stamped %d, planner progress %d", at, st)
+		}
+		m.relays[slot] = at
+		return
+	}
 	for {
 		if f.left2 == 0 {
 			switch {
@@ -326,6 +374,10 @@ func pdProc(work int64) *fakeProc {
 
 func rosProc(callback, work int64) *fakeProc {
 	return &fakeProc{name: "rospd", ros: true, callback: callback, work: work, loop: []op{{opBlock, 1}}}
+}
+
+func rosPlannerProc(plan int64, to uint64) *fakeProc {
+	return &fakeProc{name: "rosplanner", ros: true, plan: plan, to: to, loop: []op{{opBlock, 1}}}
 }
 
 func plannerProc(chunk int64) *fakeProc {

@@ -62,6 +62,22 @@ type pendingCmd struct {
 	slot  int
 }
 
+// pendingMsg is a message between clients on its way: published at t, not
+// yet handed to the receivers in to (bit i: client i).
+type pendingMsg struct {
+	t    int64
+	slot int
+	to   uint64
+}
+
+// MaxRelayed is how many messages between clients may be on their way at
+// once; MaxRelayClients is how many clients a relay can serve (the first
+// ones of the scenario).
+const (
+	MaxRelayed      = 64
+	MaxRelayClients = 64
+)
+
 // Policy is the scheduling state machine. It is not safe for concurrent use;
 // one driver goroutine owns it.
 type Policy struct {
@@ -79,6 +95,12 @@ type Policy struct {
 	pending  [maxPending]pendingCmd
 	npending int
 	freeSlot []int
+
+	msgs    [MaxRelayed]pendingMsg // by publish time
+	nmsgs   int
+	freeMsg []int
+	relayed int64 // messages accepted by Relay
+	dropped int64 // messages Relay refused (queue full)
 
 	probed    bool // blocked clients were probed since the last change
 	nblocked  int  // clients in stBlocked
@@ -133,6 +155,10 @@ func New(conf Conf, rec Recorder) (*Policy, error) {
 	p.freeSlot = make([]int, maxPending)
 	for i := range p.freeSlot {
 		p.freeSlot[i] = maxPending - 1 - i
+	}
+	p.freeMsg = make([]int, MaxRelayed)
+	for i := range p.freeMsg {
+		p.freeMsg[i] = MaxRelayed - 1 - i
 	}
 	return p, nil
 }
@@ -222,6 +248,9 @@ func (p *Policy) Next(wall int64) Action {
 	if a, ok := p.release(); ok {
 		return a
 	}
+	if a, ok := p.deliver(); ok {
+		return a
+	}
 	if p.conf.Mode == Free {
 		return p.nextFree(wall)
 	}
@@ -258,6 +287,12 @@ func (p *Policy) Next(wall int64) Action {
 		}
 		if o.st == stIdle && o.wake > rb.r && o.wake-rb.r < budget {
 			budget = o.wake - rb.r
+		}
+	}
+	// Stop when a message on its way reaches a receiver of this robot.
+	for k := 0; k < p.nmsgs; k++ {
+		if m := &p.msgs[k]; m.t > rb.r && m.t-rb.r < budget && p.receiverIn(m.to, best) {
+			budget = m.t - rb.r
 		}
 	}
 	if budget < p.minSlice() {
@@ -330,6 +365,11 @@ func (p *Policy) worldTarget() int64 {
 	target := (p.t/h + 1) * h
 	if p.npending > 0 && p.pending[0].t > p.t && p.pending[0].t < target {
 		target = p.pending[0].t
+	}
+	for k := 0; k < p.nmsgs; k++ {
+		if t := p.msgs[k].t; t > p.t && t < target {
+			target = t
+		}
 	}
 	for i := range p.clients {
 		c := &p.clients[i]
@@ -629,6 +669,94 @@ func (p *Policy) Actuate(c int) int {
 	p.npending++
 	p.Wrote(c)
 	return slot
+}
+
+// Relay reports that client c published a message for the clients in to
+// (bit i: client i; c itself is left out). It returns the slot the driver
+// must keep the message in until the last matching Deliver action, and the
+// publish time: c's progress now (the world's time in free mode). ok is
+// false when MaxRelayed messages are already on their way: the message is
+// dropped (counted in Relayed).
+func (p *Policy) Relay(c int, to uint64) (slot int, t int64, ok bool) {
+	cl := &p.clients[c]
+	t = max(p.robots[cl.conf.Robot].r, p.t)
+	if p.conf.Mode == Free {
+		t = p.t
+	}
+	if c < MaxRelayClients {
+		to &^= 1 << c
+	}
+	if n := len(p.clients); n < MaxRelayClients {
+		to &= 1<<n - 1
+	}
+	if to == 0 {
+		return 0, t, false
+	}
+	if len(p.freeMsg) == 0 {
+		p.dropped++
+		return 0, t, false
+	}
+	slot = p.freeMsg[len(p.freeMsg)-1]
+	p.freeMsg = p.freeMsg[:len(p.freeMsg)-1]
+	k := p.nmsgs
+	for k > 0 && p.msgs[k-1].t > t {
+		p.msgs[k] = p.msgs[k-1]
+		k--
+	}
+	p.msgs[k] = pendingMsg{t: t, slot: slot, to: to}
+	p.nmsgs++
+	p.relayed++
+	p.Wrote(c)
+	return slot, t, true
+}
+
+// Relayed returns how many messages between clients Relay accepted and
+// how many it dropped because too many were on their way.
+func (p *Policy) Relayed() (accepted, dropped int64) { return p.relayed, p.dropped }
+
+// receiverIn reports whether a client in set to belongs to robot j.
+func (p *Policy) receiverIn(to uint64, j int) bool {
+	for _, i := range p.robots[j].clients {
+		if i < MaxRelayClients && to&(1<<i) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// deliver returns the first hand-over of a message on its way whose
+// receiver's progress reached the publish time: a client that runs, when
+// its robot's clock has; one that waits, when its robot's clock or the
+// world's time has. (An exited receiver is dropped from the message.)
+func (p *Policy) deliver() (Action, bool) {
+	for k := 0; k < p.nmsgs; k++ {
+		m := &p.msgs[k]
+		for i := range p.clients {
+			if i >= MaxRelayClients || m.to&(1<<i) == 0 {
+				continue
+			}
+			cl := &p.clients[i]
+			now := p.robots[cl.conf.Robot].r
+			if cl.st != stRunnable {
+				now = max(now, p.t)
+			}
+			if cl.st != stExited && now < m.t {
+				continue
+			}
+			m.to &^= 1 << i
+			slot, t := m.slot, m.t
+			if m.to == 0 {
+				p.freeMsg = append(p.freeMsg, slot)
+				copy(p.msgs[k:p.nmsgs-1], p.msgs[k+1:p.nmsgs])
+				p.nmsgs--
+			}
+			if cl.st == stExited {
+				return p.deliver()
+			}
+			return Action{Kind: KindDeliver, Client: i, Robot: cl.conf.Robot, Slot: slot, To: t, Now: now}, true
+		}
+	}
+	return Action{}, false
 }
 
 // Wrote reports that client c published something (a command or a message).

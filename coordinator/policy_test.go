@@ -413,3 +413,55 @@ func TestROSOverrunMisses(t *testing.T) {
 		t.Errorf("misses = %d of %d activations, want every one of about 66", st.Misses, st.Activations)
 	}
 }
+
+// A ROS planner's messages reach a ROS controller when the controller's
+// progress reaches the planner's publish time, never before: at once when
+// both share a robot (the controller waits on the same CPU), when the
+// other robot's clock gets there otherwise.
+func TestROSRelayPlannerToController(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		robots  int
+		ctlRob  int
+		maxLate int64
+	}{{"same robot", 1, 0, 0}, {"other robot", 2, 1, 20 * us}} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := Conf{Mode: Consistent, Quantum: ms, Step: ms, Duration: 500 * ms, Robots: tc.robots, Compensation: true,
+				Clients: []ClientConf{
+					{Name: "ctl", Robot: tc.ctlRob, Priority: 20, Class: Periodic, Period: 10 * ms, API: ROS},
+					{Name: "planner", Robot: 0, Priority: 10, Class: BestEffort, API: ROS},
+				}}
+			ctl, pl := rosProc(20*us, 300*us), rosPlannerProc(7300*us, 1<<0)
+			m := newFake(t, conf, []*fakeProc{ctl, pl}, 11, 20*us)
+			if end := m.run(1_000_000); end.End != EndCompleted {
+				t.Fatalf("end = %v", end)
+			}
+			acc, dropped := m.p.Relayed()
+			if acc < 40 || dropped != 0 {
+				t.Fatalf("relayed %d, dropped %d: want ~60 plans of 7.3 ms in 500 ms", acc, dropped)
+			}
+			if int64(len(m.deliveries)) < acc-1 {
+				t.Errorf("%d deliveries of %d plans", len(m.deliveries), acc)
+			}
+			var prev int64
+			for k, d := range m.deliveries {
+				if d.client != 0 {
+					t.Fatalf("delivery %d to client %d, want the controller", k, d.client)
+				}
+				if d.at < d.sent {
+					t.Fatalf("plan %d published at %d delivered at %d: early", k, d.sent, d.at)
+				}
+				if d.at-d.sent > tc.maxLate {
+					t.Errorf("plan %d published at %d delivered at %d: %d late, want ≤ %d", k, d.sent, d.at, d.at-d.sent, tc.maxLate)
+				}
+				if k > 0 && d.sent-prev < 7300*us {
+					t.Errorf("plans %d and %d published %d apart, less than the planner's 7.3 ms of CPU", k-1, k, d.sent-prev)
+				}
+				prev = d.sent
+			}
+			if st := m.p.Stats(0); st.Misses != 0 || st.Activations < 45 {
+				t.Errorf("controller: %d activations, %d misses", st.Activations, st.Misses)
+			}
+		})
+	}
+}

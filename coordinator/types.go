@@ -209,6 +209,10 @@ const (
 	KindProbe
 	// KindWait (free mode): let the clients run until wall time Until.
 	KindWait
+	// KindDeliver: hand the message between clients kept in Slot (see
+	// Policy.Relay), published at virtual time To, to Client, whose
+	// progress is Now; report with Delivered if it got there.
+	KindDeliver
 	// KindFinish: the run is over; End says why.
 	KindFinish
 )
@@ -229,6 +233,8 @@ func (k Kind) String() string {
 		return "probe"
 	case KindWait:
 		return "wait"
+	case KindDeliver:
+		return "deliver"
 	case KindFinish:
 		return "finish"
 	}
@@ -305,6 +311,8 @@ func (a Action) String() string {
 		return "probe"
 	case KindWait:
 		return fmt.Sprintf("wait until=%d", a.Until)
+	case KindDeliver:
+		return fmt.Sprintf("deliver c%d slot=%d at=%d now=%d", a.Client, a.Slot, a.To, a.Now)
 	case KindFinish:
 		return fmt.Sprintf("finish %s", a.End)
 	}

@@ -79,6 +79,10 @@ type Summary struct {
 	// WallCostPollingS is the wall time spent holding the world for
 	// unmodified clients in short wall-clock sleeps (DESIGN §2).
 	WallCostPollingS float64 `json:"wall_cost_polling_s"`
+	// Relayed counts the messages between clients tcs carried (ros.relay);
+	// RelayDropped those it dropped because 64 were already on their way.
+	Relayed      int64 `json:"relayed,omitempty"`
+	RelayDropped int64 `json:"relay_dropped,omitempty"`
 	// Robots lists the robots in scenario order with their clients' names.
 	Robots []RobotSummary `json:"robots"`
 	// Clients in scenario order.
@@ -158,6 +162,10 @@ type ClientSummary struct {
 	HoldWallS float64 `json:"hold_wall_s,omitempty"`
 	// Deliveries counts messages delivered to a ROS client.
 	Deliveries int64 `json:"deliveries,omitempty"`
+	// RelayIn counts relayed messages handed to it (ros.relay), included in
+	// Deliveries; RelayLost those that no longer reached it.
+	RelayIn   int64 `json:"relay_in,omitempty"`
+	RelayLost int64 `json:"relay_lost,omitempty"`
 	// Log is the path of the client's stdout and stderr.
 	Log string `json:"log"`
 }

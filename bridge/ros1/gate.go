@@ -35,11 +35,22 @@ type GateClient struct {
 	ROS bool
 }
 
+// GateRelay is a topic between clients (a planner's plans to a
+// controller): the bridge takes what client From publishes on Topic and
+// hands it to each other client subscribed to it when that client's
+// progress reaches the publish time. The other clients are remapped to read
+// RelayTopic(Topic); the message type is whatever From declares.
+type GateRelay struct {
+	Topic string
+	From  int
+}
+
 // GateConf configures a Gate.
 type GateConf struct {
 	Node    *Node
 	Robots  []GateRobot
 	Clients []GateClient
+	Relays  []GateRelay
 	Log     zerolog.Logger
 }
 
@@ -54,6 +65,7 @@ type Gate struct {
 	diag    *Publisher
 	private []*Publisher
 	sensors []*Publisher
+	relays  []*gateRelay
 	ep      *linux.Epoll
 
 	byCaller map[string]int // callerid → client index
@@ -73,14 +85,23 @@ type Gate struct {
 	onWant  func(callerid string)
 	cur     *gateConn
 	curFn   func(robot, client int, cmd []float64)
+	msgFn   func(relay, client int, body []byte)
 	onFrame func(body []byte)
+	mask    uint64
+	onRecv  func(callerid string)
 	rejLog  map[string]bool // what was already reported, by reason key
 }
 
 type gateConn struct {
 	in     *InConn
-	robot  int
+	robot  int // the actuator topic's robot; -1 on a relay
+	relay  int // the relay it publishes on; -1 on an actuator topic
 	client int // the publishing client, -1 for a node that is not one
+}
+
+type gateRelay struct {
+	GateRelay
+	pub atomic.Pointer[Publisher] // advertised once From connected
 }
 
 // ClientCallerID is the node name a client of robot runs as.
@@ -101,6 +122,11 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	g.onSent = g.delivered
 	g.onWant = func(id string) { g.got = g.got || id == g.want }
 	g.onFrame = g.frameIn
+	g.onRecv = func(id string) {
+		if i, ok := g.byCaller[id]; ok && i < 64 {
+			g.mask |= 1 << i
+		}
+	}
 	g.conns.Store(&[]*gateConn{})
 	if g.ep, err = linux.NewEpoll(); err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
@@ -146,7 +172,49 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 	}
+	for k, rl := range conf.Relays {
+		if rl.From < 0 || rl.From >= len(conf.Clients) || !conf.Clients[rl.From].ROS {
+			return nil, fmt.Errorf("gate: relay %s: publisher %d is not a ROS client", rl.Topic, rl.From)
+		}
+		g.relays = append(g.relays, &gateRelay{GateRelay: rl})
+		if _, err := n.Subscribe(rl.Topic, AnyType, func(in *InConn) { g.addRelay(k, in) }); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
+}
+
+// RelayTopic is the topic the bridge hands a relayed topic's messages to
+// the receiving clients on.
+func RelayTopic(topic string) string { return "/tcs/relay" + topic }
+
+// addRelay takes a publisher connection on relay k: only the relay's
+// client may publish it; its type becomes the relay topic's.
+func (g *Gate) addRelay(k int, in *InConn) {
+	rl := g.relays[k]
+	if in.Callerid != g.callers[rl.From] {
+		g.conf.Log.Warn().Str("topic", in.Topic).Str("publisher", in.Callerid).Str("relay_from", g.callers[rl.From]).
+			Msg("ros1: rejected a publisher of a relayed topic: only the client named in the scenario may publish it")
+		in.Close()
+		return
+	}
+	pub := rl.pub.Load()
+	if pub == nil {
+		var err error
+		pub, err = g.conf.Node.Advertise(RelayTopic(rl.Topic), in.Type, false)
+		if err != nil {
+			g.conf.Log.Error().Str("topic", RelayTopic(rl.Topic)).Err(err).Msg("ros1: cannot advertise a relay topic")
+			in.Close()
+			return
+		}
+		rl.pub.Store(pub)
+	} else if pub.typ.MD5 != in.Type.MD5 {
+		g.conf.Log.Warn().Str("topic", in.Topic).Str("publisher", in.Callerid).Str("type", in.Type.Name).
+			Str("relay_type", pub.typ.Name).Msg("ros1: rejected a publisher of a relayed topic: another type than the relay carries")
+		in.Close()
+		return
+	}
+	g.watch(&gateConn{in: in, robot: -1, relay: k, client: rl.From})
 }
 
 // SensorTopic is a robot's sensor topic (sensor_msgs/JointState).
@@ -156,10 +224,37 @@ func SensorTopic(robot string) string { return "/" + robot + "/joint_states" }
 func CommandTopic(robot string) string { return "/" + robot + "/command" }
 
 // Args returns the command-line arguments that make client i a node of
-// its robot's namespace on its private clock.
+// its robot's namespace on its private clock, reading every relayed topic
+// it does not publish from the bridge.
 func (g *Gate) Args(i int) []string {
 	c := g.conf.Clients[i]
-	return []string{"__name:=" + c.Name, "__ns:=/" + g.conf.Robots[c.Robot].Name, "/clock:=" + ClockTopic(c.Name)}
+	args := []string{"__name:=" + c.Name, "__ns:=/" + g.conf.Robots[c.Robot].Name, "/clock:=" + ClockTopic(c.Name)}
+	for _, rl := range g.relays {
+		if rl.From != i {
+			args = append(args, rl.Topic+":="+RelayTopic(rl.Topic))
+		}
+	}
+	return args
+}
+
+// RelayReceivers returns the set (bit i: client i, for the first 64
+// clients) of the clients connected to relay k's topic, the publisher
+// excluded. It does not allocate.
+func (g *Gate) RelayReceivers(k int) uint64 {
+	pub := g.relays[k].pub.Load()
+	if pub == nil {
+		return 0
+	}
+	g.mask = 0
+	pub.EachSubscriber(g.onRecv)
+	return g.mask &^ (1 << g.relays[k].From)
+}
+
+// RelayTo writes a message of relay k to client i's socket and reports
+// whether it got there.
+func (g *Gate) RelayTo(k, i int, frame []byte) bool {
+	pub := g.relays[k].pub.Load()
+	return pub != nil && pub.WriteTo(g.callers[i], frame)
 }
 
 // Env returns the environment client i needs (the master's URI).
@@ -177,6 +272,12 @@ func (g *Gate) add(j int, in *InConn) {
 	if i, ok := g.byCaller[in.Callerid]; ok && g.conf.Clients[i].Robot == j {
 		client = i
 	}
+	g.watch(&gateConn{in: in, robot: j, relay: -1, client: client})
+}
+
+// watch adds a publisher connection to the gate's epoll set.
+func (g *Gate) watch(gc *gateConn) {
+	in := gc.in
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
@@ -184,7 +285,6 @@ func (g *Gate) add(j int, in *InConn) {
 		return
 	}
 	old := *g.conns.Load()
-	gc := &gateConn{in: in, robot: j, client: client}
 	if err := g.ep.Add(in.Fd(), uint64(in.Fd())); err != nil {
 		g.conf.Log.Warn().Str("topic", in.Topic).Str("publisher", in.Callerid).Err(err).Msg("ros1: cannot watch publisher; closed")
 		in.Close()
@@ -192,7 +292,7 @@ func (g *Gate) add(j int, in *InConn) {
 	}
 	next := append(slices.Clip(old), gc)
 	g.conns.Store(&next)
-	g.conf.Log.Info().Str("topic", in.Topic).Str("publisher", in.Callerid).Int("client", client).Msg("ros1: actuator publisher connected")
+	g.conf.Log.Info().Str("topic", in.Topic).Str("publisher", in.Callerid).Str("type", in.Type.Name).Int("client", gc.client).Msg("ros1: publisher connected")
 }
 
 func (g *Gate) remove(gc *gateConn, reason string, err error) {
@@ -212,7 +312,7 @@ func (g *Gate) remove(gc *gateConn, reason string, err error) {
 	if err != nil {
 		ev = g.conf.Log.Warn().Err(err)
 	}
-	ev.Str("topic", gc.in.Topic).Str("publisher", gc.in.Callerid).Msg("ros1: actuator publisher " + reason)
+	ev.Str("topic", gc.in.Topic).Str("publisher", gc.in.Callerid).Msg("ros1: publisher " + reason)
 }
 
 // Sample publishes robot j's sensor sample at virtual time t to every
@@ -262,12 +362,14 @@ func (g *Gate) ClientClock(i int, t int64) bool {
 	return g.got
 }
 
-// Drain reads every actuator message that arrived and calls fn with its
-// robot, the publishing client (-1 for a node that is not a client of the
-// run: its message is rejected and logged once) and the command.
-func (g *Gate) Drain(fn func(robot, client int, cmd []float64)) {
+// Drain reads every message that arrived. It calls cmd with each actuator
+// command's robot, publishing client (-1 for a node that is not a client of
+// the run: its message is rejected and logged once) and value, and msg with
+// each relayed message's relay, publishing client and body (valid during
+// the call only).
+func (g *Gate) Drain(cmd func(robot, client int, cmd []float64), msg func(relay, client int, body []byte)) {
 	conns := *g.conns.Load()
-	g.curFn = fn
+	g.curFn, g.msgFn = cmd, msg
 	for _, gc := range conns {
 		g.cur = gc
 		open, err := gc.in.ReadFrames(g.onFrame)
@@ -283,6 +385,10 @@ func (g *Gate) Drain(fn func(robot, client int, cmd []float64)) {
 
 func (g *Gate) frameIn(body []byte) {
 	gc := g.cur
+	if gc.relay >= 0 {
+		g.msgFn(gc.relay, gc.client, body)
+		return
+	}
 	v, err := msgs.DecodeFloat64(body)
 	switch {
 	case err != nil:
@@ -370,6 +476,25 @@ func (g *Gate) Missing(i int, graph *Graph) string {
 		}
 		if !found {
 			miss = append(miss, "publishes "+CommandTopic(robot)+" but tcs is not connected to it yet")
+		}
+	}
+	for k, rl := range g.relays {
+		if rl.From == i {
+			found := false
+			for _, gc := range *g.conns.Load() {
+				found = found || gc.relay == k
+			}
+			if !found {
+				miss = append(miss, "relayed topic "+rl.Topic+": tcs is not connected to it yet (does the node advertise it?)")
+			}
+			continue
+		}
+		t := RelayTopic(rl.Topic)
+		if slices.Contains(graph.Subscribers[t], id) {
+			pub := rl.pub.Load()
+			if pub == nil || !slices.Contains(pub.Subscribers(), id) {
+				miss = append(miss, "subscribed to "+t+" but not connected yet")
+			}
 		}
 	}
 	return strings.Join(miss, "; ")

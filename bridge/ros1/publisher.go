@@ -105,6 +105,17 @@ func (p *Publisher) send(c *outConn, frame []byte) bool {
 	return false
 }
 
+// EachSubscriber calls fn with the caller ID of every connected subscriber
+// (under the publisher's lock: fn must not call the publisher). It does not
+// allocate.
+func (p *Publisher) EachSubscriber(fn func(callerid string)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		fn(c.callerid)
+	}
+}
+
 // Subscribers returns the caller IDs of the connected subscribers.
 func (p *Publisher) Subscribers() []string {
 	p.mu.Lock()

@@ -58,6 +58,13 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 			gc.Clients = append(gc.Clients, GateClient{Name: c.Name, Robot: j, ROS: c.API == config.APIROS})
 		}
 	}
+	for _, rl := range sc.ROS.Relay {
+		from, ok := sc.FindClient(rl.From)
+		if !ok {
+			return nil, fmt.Errorf("ros.relay %s: no client %q", rl.Topic, rl.From)
+		}
+		gc.Relays = append(gc.Relays, GateRelay{Topic: rl.Topic, From: from.Index})
+	}
 	// ROS nodes read /use_sim_time once, as they start.
 	if err := b.Node.SetParamBool("/use_sim_time", true); err != nil {
 		return nil, err

@@ -34,6 +34,10 @@ type InConn struct {
 	Topic    string
 	Callerid string // the publisher's node name
 	URI      string // the publisher's slave API URI
+	// Type is the message type the publisher declared in its connection
+	// header: the subscriber's own, or, for a subscription of any type
+	// (AnyType), what the publisher sends.
+	Type msgs.Type
 
 	conn *net.TCPConn
 	fd   int
@@ -51,6 +55,10 @@ var ErrTruncated = errors.New("connection closed in the middle of a message")
 
 // ErrOversize reports a frame length above MaxFrame.
 var ErrOversize = errors.New("message length above the limit")
+
+// AnyType subscribes to whatever type the publishers send (md5sum "*", as
+// rostopic does); each connection's Type says what it carries.
+var AnyType = msgs.Type{Name: "*", MD5: "*"}
 
 // Subscribe registers a subscriber of topic with type t on the master and
 // connects to its publishers, now and as they appear. onConn is called (from
@@ -151,12 +159,16 @@ func (s *Subscriber) connect(uri string) (*InConn, error) {
 		return fail(fmt.Errorf("publisher %s sends %s (md5sum %s), this topic carries %s (md5sum %s)",
 			h["callerid"], h["type"], md5, s.typ.Name, s.typ.MD5))
 	}
+	typ := msgs.Type{Name: h["type"], MD5: h["md5sum"], Definition: h["message_definition"]}
+	if s.typ.MD5 == "*" && (typ.MD5 == "" || typ.MD5 == "*" || typ.Name == "" || typ.Name == "*") {
+		return fail(fmt.Errorf("publisher %s does not say what it sends (type %q, md5sum %q)", h["callerid"], typ.Name, typ.MD5))
+	}
 	_ = c.SetDeadline(time.Time{})
 	fd, err := rawFd(c)
 	if err != nil {
 		return fail(err)
 	}
-	return &InConn{Topic: s.topic, Callerid: h["callerid"], URI: uri, conn: c, fd: fd, buf: make([]byte, 64<<10)}, nil
+	return &InConn{Topic: s.topic, Callerid: h["callerid"], URI: uri, Type: typ, conn: c, fd: fd, buf: make([]byte, 64<<10)}, nil
 }
 
 func (s *Subscriber) connected() []*InConn {

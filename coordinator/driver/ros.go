@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tcs-robotics/tcs/coordinator"
 	"github.com/tcs-robotics/tcs/msgs"
 	"github.com/tcs-robotics/tcs/report"
 )
@@ -30,9 +31,15 @@ type Bridge interface {
 	ClientClock(i int, t int64) bool
 	// Diagnostics publishes a diagnostic_msgs/DiagnosticArray frame.
 	Diagnostics(frame []byte)
-	// Drain reads the actuator messages that arrived: fn gets the robot,
-	// the publishing client and the command.
-	Drain(fn func(robot, client int, cmd []float64))
+	// Drain reads the messages that arrived: cmd gets each actuator
+	// command's robot, publishing client and value; msg each message
+	// between clients with its relay, publishing client and body (valid
+	// during the call).
+	Drain(cmd func(robot, client int, cmd []float64), msg func(relay, client int, body []byte))
+	// RelayReceivers is the set of clients (bit i: client i) that read
+	// relay k; RelayTo writes a message of relay k to client i's socket.
+	RelayReceivers(k int) uint64
+	RelayTo(k, i int, frame []byte) bool
 	// Waiting says, per client, what it still lacks before virtual time
 	// may begin ("" when ready), and which other nodes subscribed to the
 	// run's topics are not connected yet ("" when none).
@@ -182,8 +189,60 @@ func (r *runner) begin(took time.Duration) error {
 	return nil
 }
 
-// drain takes the actuator messages that arrived.
-func (r *runner) drain() { r.bridge.Drain(r.actuateFn) }
+// drain takes the messages that arrived.
+func (r *runner) drain() { r.bridge.Drain(r.actuateFn, r.relayFn) }
+
+// relay keeps a message client i published on relay k until each client
+// reading it has reached its publish time (the policy's Deliver actions).
+// A message published during start-up is handed over at once.
+func (r *runner) relay(k, i int, body []byte) {
+	to := r.bridge.RelayReceivers(k)
+	if r.inStartup {
+		for j := range r.clients {
+			if j < coordinator.MaxRelayClients && to&(1<<j) != 0 {
+				r.bridge.RelayTo(k, j, r.frameOf(body))
+			}
+		}
+		return
+	}
+	slot, _, ok := r.pol.Relay(i, to)
+	if !ok {
+		return
+	}
+	m := &r.msgBuf[slot]
+	m.relay = k
+	m.frame = r.appendFrame(m.frame[:0], body)
+}
+
+// frameOf is body as a TCPROS frame (length prefix), in a reused buffer.
+func (r *runner) frameOf(body []byte) []byte {
+	r.frameBuf = r.appendFrame(r.frameBuf[:0], body)
+	return r.frameBuf
+}
+
+func (r *runner) appendFrame(dst, body []byte) []byte {
+	n := len(body)
+	dst = append(dst, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+	return append(dst, body...)
+}
+
+// deliverMsg hands a message on its way to a client whose progress
+// reached its publish time: a ROS client's private clock first shows that
+// progress, then the message is in its socket and the client, if it
+// waited, runs it as a callback.
+func (r *runner) deliverMsg(a coordinator.Action) {
+	c := r.clients[a.Client]
+	m := &r.msgBuf[a.Slot]
+	if c.ros {
+		r.bridge.ClientClock(a.Client, a.Now)
+	}
+	if r.bridge.RelayTo(m.relay, a.Client, m.frame) {
+		r.pol.Delivered(a.Client)
+		c.relayIn++
+	} else {
+		c.relayLost++
+	}
+}
 
 // actuate keeps a command from client i for the world.
 func (r *runner) actuate(robot, i int, cmd []float64) {

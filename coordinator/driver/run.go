@@ -108,6 +108,8 @@ type runClient struct {
 	away      int64 // CPU used raised while the dispatch goroutine was preempted (charged)
 	last      int64 // free mode: CPU at the last usage report
 	final     int64 // process CPU clock at exit or at the end
+	relayIn   int64 // messages between clients handed to it
+	relayLost int64 // ... that did not reach it (not connected any more)
 	unsettled int64 // at the end: CPU used raised after the last wake, never charged (Mechanism.Unsettled)
 	threads0  []ThreadState
 	period    *report.PeriodStats
@@ -117,6 +119,8 @@ type runClient struct {
 	idleOp    native.Op // the op (Idle or WriteIdle) an activation answers
 
 	ros       bool  // a ROS node (api: ros)
+	rosBE     bool  // a best-effort ROS node: its private clock follows its progress
+	clockAt   int64 // rosBE: the time last put on its private clock
 	published bool  // ROS: sent a command in this activation
 	held      bool  // ROS: a block in this activation was held over (holdOver)
 	holds     int64 // ROS: dispatches held over a short wall-clock sleep
@@ -154,6 +158,9 @@ type runner struct {
 	loopDet0  int64 // the detector's CPU then
 	inStartup bool
 	actuateFn func(robot, client int, cmd []float64)
+	relayFn   func(relay, client int, body []byte)
+	msgBuf    [coordinator.MaxRelayed]relayMsg
+	frameBuf  []byte
 	deliverFn func(client int)
 
 	obs  [][native.MaxValues]float64 // held sensor sample per body, at the last boundary
@@ -305,7 +312,8 @@ func (r *runner) prepare() error {
 				cc.API = coordinator.ROS
 			}
 			pc.Clients = append(pc.Clients, cc)
-			rcl := &runClient{conf: c, robot: j, period: report.NewPeriodStats(c.Period.Nanoseconds()), ros: c.API == config.APIROS}
+			rcl := &runClient{conf: c, robot: j, period: report.NewPeriodStats(c.Period.Nanoseconds()), ros: c.API == config.APIROS,
+				rosBE: c.API == config.APIROS && c.Class == config.ClassBestEffort}
 			for _, ch := range c.Subscribes {
 				rcl.inbox = append(rcl.inbox, inbox{ch: uint32(ch)})
 			}
@@ -324,6 +332,7 @@ func (r *runner) prepare() error {
 		c.diagName = "tcs: " + c.conf.Name
 	}
 	r.actuateFn = r.actuate
+	r.relayFn = r.relay
 	if r.bridge != nil {
 		scan, err := linux.NewSleepScanner()
 		if err != nil {
@@ -517,6 +526,12 @@ func (c *runClient) leak(cpu, unsettled int64) int64 {
 	return max(cpu-c.base-c.ran-c.uncharged-unsettled, 0)
 }
 
+// relayMsg is a message between clients on its way (a policy slot).
+type relayMsg struct {
+	relay int
+	frame []byte // TCPROS frame: length prefix and body
+}
+
 // logThreads logs every thread of c with its CPU since the loop began,
 // policy and affinity: a leak (CPU used while not dispatched) comes from a
 // thread that escaped the levels (not SCHED_FIFO, or off the simulation
@@ -634,6 +649,8 @@ func (r *runner) loop() error {
 			}
 		case coordinator.KindStep:
 			r.step(a)
+		case coordinator.KindDeliver:
+			r.deliverMsg(a)
 		case coordinator.KindApply:
 			r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
 		case coordinator.KindRelease:
@@ -663,6 +680,14 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	c := r.clients[a.Client]
 	if !c.based {
 		c.base, c.based = c.proc.CPU(), true
+	}
+	if c.rosBE {
+		// A best-effort node has no activations: its clock shows its
+		// progress whenever it runs.
+		if t := r.pol.Progress(a.Client); t != c.clockAt {
+			r.bridge.ClientClock(a.Client, t)
+			c.clockAt = t
+		}
 	}
 	w0 := r.clk.Monotonic()
 	w, err := r.mech.Run(c.proc, a.Arm)
@@ -836,12 +861,12 @@ func (r *runner) publish(t int64) {
 		}
 	}
 	r.bridge.Clock(t)
-	if r.sc.Mode == config.ModeFree {
-		// Free mode does not gate: every node reads the world's time.
-		for i, c := range r.clients {
-			if c.ros {
-				r.bridge.ClientClock(i, t)
-			}
+	for i, c := range r.clients {
+		// Free mode does not gate: every node reads the world's time; a
+		// best-effort node that waits (a sleep on ROS time) follows it.
+		if c.ros && (r.sc.Mode == config.ModeFree || c.rosBE && !r.pol.Runnable(i) && c.clockAt != t) {
+			r.bridge.ClientClock(i, t)
+			c.clockAt = t
 		}
 	}
 	if t >= r.diagNext && r.diagNext > 0 {
@@ -1147,6 +1172,7 @@ func (r *runner) summary() *report.Summary {
 		cs.DeadlineMissesHost = c.hostMisses
 		cs.Holds, cs.HoldWallS, cs.Deliveries = c.holds, report.Seconds(c.holdWall), st.Deliveries
 		s.WallCostPollingS += cs.HoldWallS
+		cs.RelayIn, cs.RelayLost = c.relayIn, c.relayLost
 		if c.noClock > 0 {
 			r.log.Warn().Str("client", c.conf.Name).Int64("activations", c.noClock).Msg("activations whose clock did not reach the node (not subscribed to its private clock)")
 		}
@@ -1180,6 +1206,7 @@ func (r *runner) summary() *report.Summary {
 		s.World = append(s.World, report.BodySummary{Body: b, Obs: obs[:n]})
 	}
 	s.LeakS = report.Seconds(leak)
+	s.Relayed, s.RelayDropped = r.pol.Relayed()
 	if now, err := linux.ReadSteal(r.mech.CPU()); err == nil {
 		r.stealNs = now - r.stealSeen
 	}
