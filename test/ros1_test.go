@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -189,4 +190,168 @@ func TestDemo(t *testing.T) {
 		t.Errorf("activations = %d, want 1999 (200 Hz for 10 s)", c.Activations)
 	}
 	checkBalanced(t, s, 0)
+}
+
+// A rospy planner that computes for 30 ms of CPU per plan, best-effort
+// below a rospy controller at 100 Hz in the same robot: each plan reaches
+// the controller through tcs (ros.relay) when the controller's progress
+// reaches the planner's publish time, never before; and the planner's
+// computing costs it virtual time.
+func TestROS1Relay(t *testing.T) {
+	needRT(t)
+	rosenv.New(t, "http://127.0.0.1:1/")
+	pd, err := filepath.Abs("controllers/rospy/pd.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner, err := filepath.Abs("controllers/rospy/planner.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := fmt.Sprintf(`name: ros-relay
+duration: 3s
+quantum: 1ms
+ros:
+  master: %s
+  relay:
+    - {topic: /arm/plan, from: planner}
+dynamics:
+  model: pendulum
+  step: 1ms
+robots:
+  - name: arm
+    clients:
+      - name: pd
+        cmd: [%q, %q, "_rate:=100", "_plans:=true"]
+        api: ros
+        class: periodic
+        period: 10ms
+        priority: 20
+      - name: planner
+        cmd: [%q, %q, "_cpu_ms:=30"]
+        api: ros
+        class: best-effort
+        priority: 10
+`, freeMasterURI(t), rosenv.Python, pd, rosenv.Python, planner)
+	path := filepath.Join(t.TempDir(), "ros-relay.yaml")
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := runCompleted(t, 5*time.Minute, path)
+	c, p := client(t, s, "pd"), client(t, s, "planner")
+	if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
+		t.Errorf("controller deadline_misses = %d (%d after a host-delayed timer), want 0 of its own", c.DeadlineMisses, c.DeadlineMissesHost)
+	}
+	// The planner gets what the controller leaves of 3 s of CPU: at 30 ms
+	// of CPU a plan, well over 30 plans.
+	if s.Relayed < 30 || s.RelayDropped != 0 {
+		t.Fatalf("relayed %d, dropped %d: want ≥ 30 plans, none dropped", s.Relayed, s.RelayDropped)
+	}
+	if c.RelayIn < s.Relayed-1 || c.RelayLost != 0 {
+		t.Errorf("controller got %d of %d plans (%d lost)", c.RelayIn, s.Relayed, c.RelayLost)
+	}
+	// tcs's own record: each plan reached the controller when the
+	// controller's progress had reached the planner's publish time (they
+	// share the robot's CPU, so exactly then).
+	var lateMax int64
+	delivered := 0
+	for _, l := range logLines(t, filepath.Join(filepath.Dir(filepath.Dir(c.Log)), "tcs.log"), "{") {
+		var e struct {
+			Msg    string `json:"message"`
+			Client string `json:"client"`
+			Sent   int64  `json:"sent_ns"`
+			At     int64  `json:"at_ns"`
+		}
+		if json.Unmarshal([]byte(l), &e) != nil || e.Msg != "relayed message delivered" {
+			continue
+		}
+		delivered++
+		if e.Client != "pd" {
+			t.Errorf("plan delivered to %q, want pd", e.Client)
+		}
+		if e.At < e.Sent {
+			t.Errorf("plan published at %d ns reached the controller at %d ns of its progress: early", e.Sent, e.At)
+		}
+		lateMax = max(lateMax, e.At-e.Sent)
+	}
+	if int64(delivered) != c.RelayIn {
+		t.Errorf("tcs.log records %d deliveries, the summary %d", delivered, c.RelayIn)
+	}
+	if lateMax != 0 {
+		t.Errorf("a plan reached the controller %v after it was published; they share a CPU, want 0", time.Duration(lateMax))
+	}
+	// The nodes' view. A plan's stamp is the planner's ROS time when it
+	// published, which rospy updates from its clock thread: that thread
+	// waits for the GIL behind the computing one (up to the 5 ms switch
+	// interval and more), so stamps run a few ms behind the publish time
+	// and say little one by one. Averaged, they show the computation's
+	// cost: plans lie at least their CPU apart in virtual time.
+	type plan struct{ stamp, cpu int64 }
+	sent := map[int]plan{}
+	for _, l := range logLines(t, p.Log, "plan ") {
+		var k int
+		var pl plan
+		if _, err := fmt.Sscanf(l, "plan %d stamp_ns %d cpu_ns %d", &k, &pl.stamp, &pl.cpu); err == nil {
+			sent[k] = pl
+		}
+	}
+	got := 0
+	var lagMax, first, last, cpuSum int64
+	n := 0
+	for _, l := range logLines(t, c.Log, "got plan ") {
+		var k int
+		var stamp, at int64
+		if _, err := fmt.Sscanf(l, "got plan %d stamp_ns %d at_ns %d", &k, &stamp, &at); err != nil {
+			continue
+		}
+		got++
+		if pl, ok := sent[k]; !ok || pl.stamp != stamp {
+			t.Errorf("controller got plan %d stamped %d; the planner printed %+v (%v)", k, stamp, pl, ok)
+		}
+		if at < stamp {
+			t.Errorf("plan %d stamped %d reached the controller at %d: before it was published", k, stamp, at)
+		}
+		lagMax = max(lagMax, at-stamp)
+		if stamp <= 1e9 {
+			continue // computed during start-up, before virtual time began
+		}
+		if n == 0 {
+			first = stamp
+		} else {
+			cpuSum += sent[k].cpu
+		}
+		last = stamp
+		n++
+	}
+	// Plans computed after the run (the node runs on until it is stopped)
+	// never reach the controller.
+	if int64(got) < s.Relayed {
+		t.Errorf("controller printed %d plans, tcs relayed %d", got, s.Relayed)
+	}
+	if n < 20 {
+		t.Fatalf("%d plans reached the controller in virtual time, want ≥ 20", n)
+	}
+	if mean, cpu := (last-first)/int64(n-1), cpuSum/int64(n-1); mean < cpu {
+		t.Errorf("plans %v apart on average in virtual time, less than the %v of CPU each took", time.Duration(mean), time.Duration(cpu))
+	} else {
+		t.Logf("plans %v apart on average in virtual time, %v of CPU each", time.Duration(mean), time.Duration(cpu))
+	}
+	t.Logf("%d plans relayed, %d reached the controller (stamp to arrival ≤ %v in the nodes' clocks); planner CPU %.3f s, controller %d activations",
+		s.Relayed, got, time.Duration(lagMax), p.CPUS, c.Activations)
+}
+
+// logLines returns the lines of the file at path that begin with prefix.
+func logLines(t *testing.T, path, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

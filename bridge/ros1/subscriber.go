@@ -155,7 +155,7 @@ func (s *Subscriber) connect(uri string) (*InConn, error) {
 	if e := h["error"]; e != "" {
 		return fail(fmt.Errorf("the publisher refused: %s", e))
 	}
-	if md5 := h["md5sum"]; md5 != s.typ.MD5 && md5 != "*" {
+	if md5 := h["md5sum"]; md5 != s.typ.MD5 && md5 != "*" && s.typ.MD5 != "*" {
 		return fail(fmt.Errorf("publisher %s sends %s (md5sum %s), this topic carries %s (md5sum %s)",
 			h["callerid"], h["type"], md5, s.typ.Name, s.typ.MD5))
 	}

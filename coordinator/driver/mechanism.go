@@ -123,6 +123,15 @@ type Proc struct {
 	reaped   bool
 	released bool // SCHED_OTHER (Release)
 
+	// Requeue: raise p's threads afresh at every dispatch, newest first.
+	// Threads of one SCHED_FIFO priority do not share the CPU: the one that
+	// computes keeps it until it blocks, and a thread woken meanwhile (a
+	// node's clock or message thread) waits behind it. Raised newest first,
+	// the woken threads run before the one that computes (which is the
+	// oldest, a node's main thread), as they would under the normal
+	// scheduler. For nodes that compute without blocking (best-effort).
+	Requeue bool
+
 	// seen is the CPU clock read at the last wake while it was raised
 	// (valid if hasSeen); extra is the CPU it used after that reading while
 	// still raised, charged with its next Run.
@@ -283,7 +292,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// before every Run that could last that long cost more: tried, 1.8-2.2 %
 	// overhead instead of 1.5 %.)
 	must := m.lastWake-m.lastYield > yieldEvery
-	raise := p != m.cur || must
+	raise := p != m.cur || must || p.Requeue
 	if raise {
 		if err := m.lower(); err != nil {
 			return w, err
@@ -580,9 +589,14 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 	if p.exited || p.reaped {
 		return nil
 	}
+	newestFirst := p.Requeue && prio == m.conf.Base-1
 	for pass := 0; pass < 3; pass++ {
 		stale := false
-		for _, tid := range p.tids {
+		for k := range p.tids {
+			tid := p.tids[k]
+			if newestFirst {
+				tid = p.tids[len(p.tids)-1-k]
+			}
 			err := m.prio.SetPriority(tid, prio)
 			switch {
 			case err == nil:

@@ -126,8 +126,10 @@ func (r *runner) startup() error {
 			if missing[i] != "" {
 				ready = false
 			}
+			// A best-effort node (a planner) may compute from the start:
+			// only the periodic ones must have settled into their waits.
 			cpu := c.proc.CPU()
-			if cpu-lastCPU[i] > int64(startupPoll)/startupIdleShare {
+			if cpu-lastCPU[i] > int64(startupPoll)/startupIdleShare && !c.rosBE {
 				busy = true
 			}
 			lastCPU[i] = cpu
@@ -239,8 +241,10 @@ func (r *runner) deliverMsg(a coordinator.Action) {
 	if r.bridge.RelayTo(m.relay, a.Client, m.frame) {
 		r.pol.Delivered(a.Client)
 		c.relayIn++
+		r.log.Debug().Int("relay", m.relay).Str("client", c.conf.Name).Int64("sent_ns", a.To).Int64("at_ns", a.Now).Msg("relayed message delivered")
 	} else {
 		c.relayLost++
+		r.log.Warn().Int("relay", m.relay).Str("client", c.conf.Name).Int64("sent_ns", a.To).Msg("relayed message lost: the client is not connected to the relay topic any more")
 	}
 }
 

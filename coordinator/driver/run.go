@@ -597,6 +597,7 @@ func (r *runner) spawnAll() error {
 			return fmt.Errorf("start client %q (%s): %w", c.conf.Name, strings.Join(c.conf.Cmd, " "), err)
 		}
 		c.proc = p
+		p.Requeue = c.rosBE
 		if c.ep != nil {
 			if err := r.mech.AddFd(c.ep.RequestFd(), uint64(i)); err != nil {
 				return fmt.Errorf("client %q: %w", c.conf.Name, err)

@@ -4,7 +4,10 @@
 Subscribes to joint_states (sensor_msgs/JointState: position[0] = theta,
 velocity[0] = theta dot) and publishes the torque on command
 (std_msgs/Float64) at ~rate Hz (default 1000) of ROS time, toward ~target rad
-(default pi, upright). With /use_sim_time true, ROS time is the /clock topic
+(default pi, upright). With ~plans true it also takes its target from the
+plans on plan (geometry_msgs/PointStamped, point.y) and prints each as
+"got plan <n> stamp_ns <its stamp> at_ns <ROS time when it arrived>". With
+/use_sim_time true, ROS time is the /clock topic
 (remap it with /clock:=...). The law is controllers/pdlaw.go's DefaultPD.
 See ../README.md for the contract.
 
@@ -19,6 +22,7 @@ import sys
 import rospy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
+from geometry_msgs.msg import PointStamped
 
 # controllers.DefaultPD()
 KP = 40.0  # N*m/rad
@@ -92,6 +96,17 @@ def main():
         latest[0] = (msg.position[0], msg.velocity[0])
 
     rospy.Subscriber("joint_states", JointState, on_joint_state, queue_size=1)
+
+    goal = [target]
+
+    def on_plan(msg):
+        now = rospy.get_rostime()
+        if math.isfinite(msg.point.y):
+            goal[0] = msg.point.y
+        print("got plan %d stamp_ns %d at_ns %d" % (int(msg.point.x), msg.header.stamp.to_nsec(), now.to_nsec()), flush=True)
+
+    if rospy.get_param("~plans", False) is True:
+        rospy.Subscriber("plan", PointStamped, on_plan, queue_size=10)
     # queue_size=None: publish() writes the command to the subscribers'
     # sockets in this thread, before rate.sleep() starts, so a node seen
     # blocked in its sleep has sent this period's command. queue_size=1 would
@@ -105,7 +120,7 @@ def main():
     rate = rospy.Rate(hz)
     while not rospy.is_shutdown():
         js = latest[0]
-        u = 0.0 if js is None else torque(js[0], js[1], target)
+        u = 0.0 if js is None else torque(js[0], js[1], goal[0])
         pub.publish(Float64(u))
         try:
             rate.sleep()
