@@ -111,6 +111,16 @@ func New(conf Conf) (*Master, error) {
 	return m, nil
 }
 
+// GuardPublishers sets a check every registerPublisher call passes first:
+// a non-empty reason refuses the registration (an error reply carrying the
+// reason, logged), so no subscriber learns of that publisher. nil removes
+// the check.
+func (m *Master) GuardPublishers(check func(topic, callerID string) (reason string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state.guard = check
+}
+
 // URI returns the master's XML-RPC URI, for ROS_MASTER_URI
 // ("http://127.0.0.1:11311/").
 func (m *Master) URI() string { return m.uri }

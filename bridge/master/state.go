@@ -198,6 +198,8 @@ type state struct {
 	uri string // the master's own XML-RPC URI (getUri)
 	pid int    // the process ID reported by getPid
 
+	guard func(topic, callerID string) string // see Master.GuardPublishers
+
 	nodes      map[string]*nodeRef
 	regs       [numKinds]registry
 	services   map[string]serviceProvider
@@ -581,6 +583,11 @@ func (s *state) unregisterSubscriber(callerID string, args []any) (reply, []acti
 
 func (s *state) registerPublisher(callerID string, args []any) (reply, []action) {
 	topic, typ, api := args[0].(string), args[1].(string), args[2].(string)
+	if s.guard != nil {
+		if why := s.guard(topic, callerID); why != "" {
+			return reply{codeError, fmt.Sprintf("ERROR: [%s] may not publish [%s]: %s", callerID, topic, why), []any{}}, nil
+		}
+	}
 	acts := s.register(kindPublisher, topic, callerID, api)
 	if _, ok := s.topicTypes[topic]; !ok || typ != "*" {
 		s.topicTypes[topic] = typ

@@ -522,6 +522,32 @@ func (g *Gate) Graph() (*Graph, error) {
 	return gr, nil
 }
 
+// Refuse is the embedded master's check of a publisher registration (see
+// master.Master.GuardPublishers): only tcs publishes /clock, the clients'
+// clocks, the relay topics and the robots' sensor topics. It logs each
+// refusal.
+func (g *Gate) Refuse(topic, callerID string) string {
+	if callerID == g.conf.Node.Name() {
+		return ""
+	}
+	why := ""
+	switch {
+	case topic == "/clock" || strings.HasPrefix(topic, "/tcs/"):
+		why = "tcs publishes the time and its relays; a node that did would break the run's clock"
+	default:
+		for _, r := range g.conf.Robots {
+			if topic == SensorTopic(r.Name) {
+				why = "it is robot " + r.Name + "'s sensor topic, which only the simulated world publishes"
+			}
+		}
+	}
+	if why != "" {
+		g.conf.Log.Warn().Str("topic", topic).Str("publisher", callerID).Str("reason", why).
+			Msg("ros1: refused a publisher: the master does not register it, so no subscriber hears it")
+	}
+	return why
+}
+
 // Intruders lists the nodes other than the bridge that publish a robot's
 // sensor topic: their messages reach the clients ungated, so the run
 // reports them.

@@ -10,6 +10,7 @@ import (
 	"github.com/bluenviron/goroslib/v2"
 	"github.com/bluenviron/goroslib/v2/pkg/apislave"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/rosgraph_msgs"
+	"github.com/bluenviron/goroslib/v2/pkg/msgs/sensor_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
 	"github.com/rs/zerolog"
 
@@ -263,5 +264,61 @@ func TestSubscriberRejectsWrongMD5(t *testing.T) {
 	waitFor(t, "the rejection in the log", func() bool { return strings.Contains(lb.String(), "rejected a publisher") })
 	if !strings.Contains(lb.String(), "md5sum 0123456789abcdef0123456789abcdef") {
 		t.Errorf("log does not name the md5sum: %s", lb.String())
+	}
+}
+
+// A node that tries to publish a robot's sensor topic or /clock through
+// the embedded master is refused (the master does not register it, so no
+// subscriber hears it), the refusal is logged, and the world's messages
+// still reach the subscribers.
+func TestSensorIntruderRefused(t *testing.T) {
+	m, n, lb := graph(t)
+	g, err := NewGate(GateConf{Node: n, Log: zerolog.New(lb),
+		Robots:  []GateRobot{{Name: "arm", Joints: []string{"pendulum_joint"}}},
+		Clients: []GateClient{{Name: "pd", Robot: 0, ROS: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	m.GuardPublishers(g.Refuse)
+
+	intruder := goNode(t, m, "intruder")
+	for _, topic := range []string{"/arm/joint_states", "/clock"} {
+		var msg any = &sensor_msgs.JointState{}
+		if topic == "/clock" {
+			msg = &rosgraph_msgs.Clock{}
+		}
+		pub, err := goroslib.NewPublisher(goroslib.PublisherConf{Node: intruder, Topic: topic, Msg: msg})
+		if err == nil {
+			pub.Close()
+			t.Errorf("%s: the intruder's publisher was registered", topic)
+		} else if !strings.Contains(err.Error(), "may not publish") {
+			t.Errorf("%s: error %v, want the master's refusal", topic, err)
+		}
+		if !strings.Contains(lb.String(), "refused a publisher") || !strings.Contains(lb.String(), topic) {
+			t.Errorf("%s: no refusal in the log: %s", topic, lb.String())
+		}
+	}
+	// The world's samples still arrive.
+	got := make(chan float64, 10)
+	sub, err := goroslib.NewSubscriber(goroslib.SubscriberConf{Node: goNode(t, m, "viewer"), Topic: "/arm/joint_states",
+		Callback: func(js *sensor_msgs.JointState) {
+			if len(js.Position) == 1 {
+				got <- js.Position[0]
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	waitFor(t, "the viewer's connection", func() bool { return len(g.sensors[0].Subscribers()) == 1 })
+	g.Sample(0, 1000, []float64{0.25, 0}, func(int) {})
+	select {
+	case v := <-got:
+		if v != 0.25 {
+			t.Errorf("viewer got position %g, want 0.25", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the world's sample did not arrive")
 	}
 }

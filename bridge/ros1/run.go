@@ -72,6 +72,9 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if b.Gate, err = NewGate(gc); err != nil {
 		return nil, err
 	}
+	if b.Master != nil {
+		b.Master.GuardPublishers(b.Gate.Refuse)
+	}
 	return b, nil
 }
 
