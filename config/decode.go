@@ -24,7 +24,7 @@ var (
 	dynamicsFields = []string{"model", "step", "params"}
 	robotFields    = []string{"name", "cpu_scale", "clients"}
 	clientFields   = []string{"name", "cmd", "api", "class", "period", "priority", "cpu_scale",
-		"subscribes", "log", "env", "dir"}
+		"subscribes", "log", "env", "dir", "attach"}
 )
 
 // nodeBudget bounds the work of walking one document, aliases included, so
@@ -610,6 +610,9 @@ func (d *decoder) client(n *yaml.Node, path string, r *Robot, s *Scenario) Clien
 			d.str(it, index(field, i), &a, `"--kp"`)
 			c.Cmd = append(c.Cmd, a)
 		}
+	}
+	if n := f["attach"]; n != nil {
+		d.boolean(n, join(path, "attach"), &c.Attach)
 	}
 	if n := f["api"]; n != nil {
 		enum(d, n, join(path, "api"), &c.API, ParseAPI, "native")

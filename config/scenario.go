@@ -148,8 +148,13 @@ type Robot struct {
 type Client struct {
 	// Name is unique across the scenario, [A-Za-z0-9_-]+.
 	Name string `yaml:"name"`
-	// Cmd is the argv; Cmd[0] == "tcs" means the tcs binary. Required.
+	// Cmd is the argv; Cmd[0] == "tcs" means the tcs binary. Required
+	// unless Attach.
 	Cmd []string `yaml:"cmd"`
+	// Attach: tcs does not start this client; it joins the run through
+	// `tcs attach --name <name> -- CMD...` (a roslaunch launch-prefix)
+	// before virtual time begins. A ROS node only.
+	Attach bool `yaml:"attach"`
 	// API: native (default), plain or ros.
 	API API `yaml:"api"`
 	// Class: periodic or best-effort. Required.

@@ -176,9 +176,15 @@ func (c *checker) client(cl *Client, p string, names map[string]string, prioriti
 		}
 	}
 
-	if len(cl.Cmd) == 0 {
-		c.add(join(p, "cmd"), "is required: the program and its arguments, like cmd: [tcs, client, pd]")
-	} else if cl.Cmd[0] == "" {
+	switch {
+	case cl.Attach && len(cl.Cmd) > 0:
+		c.add(join(p, "cmd"), "is for clients tcs starts; an attached client (attach: true) is started by its launcher through tcs attach: remove one of the two")
+	case cl.Attach && cl.API != APIROS:
+		c.add(join(p, "attach"), "is for ROS nodes (api: ros)")
+	case cl.Attach:
+	case len(cl.Cmd) == 0:
+		c.add(join(p, "cmd"), "is required: the program and its arguments, like cmd: [tcs, client, pd] (or attach: true for a ROS node started by roslaunch through tcs attach)")
+	case cl.Cmd[0] == "":
 		c.add(index(join(p, "cmd"), 0), "is empty; the first item is the program to run")
 	}
 	for i, a := range cl.Cmd {

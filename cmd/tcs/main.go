@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,9 @@ usage:
   tcs bench dispatch [flags]      measure the dispatch cycle against the same cycle in C
   tcs bench delivery [flags]      measure gated ROS 1 delivery against goroslib's Publisher.Write
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
+  tcs attach --name N [--robot R --period P --priority K --class C] -- CMD [ARGS]
+                                  join a starting run as its client N (attach: true), e.g. as a
+                                  roslaunch launch-prefix; socket $TCS_ATTACH_SOCKET or /run/tcs/attach.sock
   tcs node pd [ROS ARGS]          run the bundled ROS 1 PD node (an ordinary goroslib node)
   tcs help                        this text
 
@@ -66,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdRun(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
+	case "attach":
+		return driver.AttachMain(args[1:], stderr)
 	case "node":
 		return cmdNode(args[1:], stderr)
 	case "check":
@@ -166,7 +172,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	wait := fs.Duration("wait", 0, "wait this long for another run holding the simulation CPU")
 	quiet := fs.Bool("quiet", false, "no live status line")
 	duration := fs.String("duration", "", "override the scenario's virtual duration (e.g. 100s)")
-	file, rest := splitFile(args)
+	file, rest := splitFile(dropROSArgs(args))
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
@@ -268,6 +274,19 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		return 1
 	}
 	return 0
+}
+
+// dropROSArgs removes the arguments roslaunch gives every node it starts
+// (__name:=..., __log:=...), so tcs run can be a node of a launch file.
+func dropROSArgs(args []string) []string {
+	out := args[:0:0]
+	for _, a := range args {
+		if strings.HasPrefix(a, "__") && strings.Contains(a, ":=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // splitFile lets the scenario file come before the flags (tcs run FILE

@@ -132,6 +132,8 @@ type Proc struct {
 	// scheduler. For nodes that compute without blocking (best-effort).
 	Requeue bool
 
+	adopted bool // tcs attach: not tcs's child (no exit status), not its group
+
 	// seen is the CPU clock read at the last wake while it was raised
 	// (valid if hasSeen); extra is the CPU it used after that reading while
 	// still raised, charged with its next Run.
@@ -628,11 +630,29 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 	return nil
 }
 
+// UnknownExit is the exit code of an attached client, whose status goes to
+// its own parent.
+const UnknownExit = -1
+
+// signal sends sig to p: to its process group when tcs started it, to the
+// process alone when it was attached.
+func (p *Proc) signal(sig unix.Signal) error {
+	if p.adopted {
+		return linux.PidfdSignal(p.pidfd, sig)
+	}
+	return linux.KillGroup(p.Pid, sig)
+}
+
 // Reap collects the exit code of p after a Wake reported it exited (or
 // after Kill), blocking until it has exited.
 func (m *Mechanism) Reap(p *Proc) (code int, err error) {
 	if p.reaped {
 		return p.ExitCode, nil
+	}
+	if p.adopted {
+		// Its parent (roslaunch) collects its status, not tcs.
+		m.forget(p, UnknownExit)
+		return UnknownExit, nil
 	}
 	code, _, err = linux.WaitPidfd(p.pidfd, true)
 	if err != nil {
@@ -665,7 +685,7 @@ func (m *Mechanism) Kill(p *Proc) error {
 	if p.reaped {
 		return nil
 	}
-	if err := linux.KillGroup(p.Pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+	if err := p.signal(unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
 		return fmt.Errorf("kill client %q: %w", p.Name, err)
 	}
 	for _, tid := range p.tids {
@@ -738,13 +758,18 @@ func (m *Mechanism) Close() error {
 		if err := m.Release(p); err != nil {
 			errs = append(errs, err)
 		}
-		_ = linux.KillGroup(p.Pid, unix.SIGTERM)
+		_ = p.signal(unix.SIGTERM)
 	}
 	deadline := time.Now().Add(m.conf.KillGrace)
 	for len(live) > 0 {
 		rest := live[:0]
 		for _, p := range live {
-			if code, done, err := linux.WaitPidfd(p.pidfd, false); err != nil || done {
+			if p.adopted {
+				if linux.PidfdExited(p.pidfd) {
+					m.forget(p, UnknownExit)
+					continue
+				}
+			} else if code, done, err := linux.WaitPidfd(p.pidfd, false); err != nil || done {
 				m.forget(p, code)
 				continue
 			}
@@ -756,8 +781,11 @@ func (m *Mechanism) Close() error {
 		}
 		if time.Now().After(deadline) {
 			for _, p := range live {
-				_ = linux.KillGroup(p.Pid, unix.SIGKILL)
-				code, _, _ := linux.WaitPidfd(p.pidfd, true)
+				_ = p.signal(unix.SIGKILL)
+				code := UnknownExit
+				if !p.adopted {
+					code, _, _ = linux.WaitPidfd(p.pidfd, true)
+				}
 				m.forget(p, code)
 			}
 			break

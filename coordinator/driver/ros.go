@@ -77,7 +77,7 @@ func (r *runner) startup() error {
 		return err
 	}
 	for _, c := range r.clients {
-		if c.ros {
+		if c.ros && c.proc != nil {
 			if err := r.mech.Release(c.proc); err != nil {
 				return err
 			}
@@ -92,6 +92,10 @@ func (r *runner) startup() error {
 	var othersSince time.Time
 	othersWarned := false
 	for {
+		r.acceptAttach()
+		if r.attachErr != nil {
+			return fmt.Errorf("%s: %w", r.sc.File, r.attachErr)
+		}
 		w, err := r.mech.Poll(int64(startupPoll))
 		if err != nil {
 			return fmt.Errorf("start-up: %w", err)
@@ -121,6 +125,12 @@ func (r *runner) startup() error {
 		busy := false
 		for i, c := range r.clients {
 			if !c.ros {
+				continue
+			}
+			if c.proc == nil {
+				missing[i] = "not attached yet: start it through tcs attach --name " + c.conf.Name +
+					" -- CMD (roslaunch: launch-prefix=\"tcs attach --name " + c.conf.Name + " --\")"
+				ready = false
 				continue
 			}
 			if missing[i] != "" {
@@ -162,9 +172,9 @@ func (r *runner) startup() error {
 				switch {
 				case !c.ros:
 				case missing[i] != "":
-					fmt.Fprintf(&b, "\n  client %q: %s (log %s)", c.conf.Name, missing[i], c.proc.LogPath)
+					fmt.Fprintf(&b, "\n  client %q: %s%s", c.conf.Name, missing[i], logOf(c))
 				case busy:
-					fmt.Fprintf(&b, "\n  client %q: connected but still using CPU (log %s)", c.conf.Name, c.proc.LogPath)
+					fmt.Fprintf(&b, "\n  client %q: connected but still using CPU%s", c.conf.Name, logOf(c))
 				}
 			}
 			if others != "" {
@@ -189,6 +199,14 @@ func (r *runner) begin(took time.Duration) error {
 	}
 	r.log.Info().Dur("took", took).Msg("ROS clients connected and quiet: virtual time begins")
 	return nil
+}
+
+// logOf is " (log PATH)" for a started client, "" for one not attached.
+func logOf(c *runClient) string {
+	if c.proc == nil {
+		return ""
+	}
+	return " (log " + c.proc.LogPath + ")"
 }
 
 // drain takes the messages that arrived.

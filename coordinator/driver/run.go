@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -157,6 +158,8 @@ type runner struct {
 	loopCPU0  int64 // the dispatch thread's CPU clock when the loop began
 	loopDet0  int64 // the detector's CPU then
 	inStartup bool
+	attachLn  *net.UnixListener // tcs attach, during start-up
+	attachErr error             // the first refused tcs attach: start-up stops
 	actuateFn func(robot, client int, cmd []float64)
 	relayFn   func(relay, client int, body []byte)
 	msgBuf    [coordinator.MaxRelayed]relayMsg
@@ -436,6 +439,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		r.inStartup = true
 		err := r.startup()
 		r.inStartup = false
+		r.closeAttach()
 		if err != nil && !errors.Is(err, errStartupStop) {
 			close(stopWatch)
 			wg.Wait()
@@ -563,7 +567,13 @@ const lateCap = 200_000
 const threadCPUClock = 3
 
 func (r *runner) spawnAll() error {
+	if err := r.openAttach(); err != nil {
+		return err
+	}
 	for i, c := range r.clients {
+		if c.conf.Attach {
+			continue // started by its launcher through tcs attach
+		}
 		env := make([]string, 0, len(c.conf.Env)+2)
 		for k, v := range c.conf.Env {
 			env = append(env, k+"="+v)
@@ -609,6 +619,9 @@ func (r *runner) spawnAll() error {
 }
 
 func (r *runner) logPath(c *runClient) string {
+	if c.conf.Attach {
+		return "(attached: its launcher's output)"
+	}
 	if c.conf.Log == "" {
 		return filepath.Join(r.rc.OutDir, "logs", c.conf.Name+".log")
 	}

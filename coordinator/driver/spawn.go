@@ -217,7 +217,26 @@ func SpawnMain(args []string) int {
 	if path, err = filepath.Abs(path); err != nil {
 		return fail(err)
 	}
-	env := os.Environ()
+	ready := func(int) error { return nil }
+	if *readyFd >= 0 {
+		ready = func(tid int) error {
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], uint64(tid))
+			if _, err := unix.Write(*readyFd, b[:]); err != nil {
+				return os.NewSyscallError("write", err)
+			}
+			return unix.Close(*readyFd)
+		}
+	}
+	return fail(gateAndExec(*cpu, *prio, ready, path, argv, os.Environ()))
+}
+
+// gateAndExec puts every thread of this process at SCHED_FIFO prio on cpu
+// (the runtime's threads first, the calling one last), calls ready with the
+// calling thread's id once it is at prio (the coordinator then knows it
+// cannot run unless dispatched or released), and execs path. The calling
+// goroutine must be locked to its thread. It returns only on error.
+func gateAndExec(cpu, prio int, ready func(tid int) error, path string, argv, env []string) error {
 	// Gate the runtime's other threads first: otherwise they keep running
 	// (sysmon polling this thread's long syscall) and their CPU time shows
 	// on the client's clock while it waits.
@@ -227,29 +246,70 @@ func SpawnMain(args []string) int {
 			if tid == self {
 				continue
 			}
-			if err := linux.SetFIFO(tid, *prio); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fail(err)
+			if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
 			}
-			if err := linux.SetAffinity(tid, *cpu); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fail(err)
+			if err := linux.SetAffinity(tid, cpu); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
 			}
 		}
 	}
-	if err := linux.SetFIFO(0, *prio); err != nil {
-		return fail(err)
+	if err := linux.SetFIFO(0, prio); err != nil {
+		return err
 	}
-	if *readyFd >= 0 {
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(unix.Gettid()))
-		if _, err := unix.Write(*readyFd, b[:]); err != nil {
-			return fail(os.NewSyscallError("write", err))
-		}
-		unix.Close(*readyFd)
+	if err := ready(self); err != nil {
+		return err
 	}
 	// From here on this thread runs only when dispatched.
-	if err := linux.SetAffinity(0, *cpu); err != nil {
-		return fail(err)
+	if err := linux.SetAffinity(0, cpu); err != nil {
+		return err
 	}
-	err = syscall.Exec(path, argv, env)
-	return fail(fmt.Errorf("execve %s: %w", path, err))
+	err := syscall.Exec(path, argv, env)
+	return fmt.Errorf("execve %s: %w", path, err)
+}
+
+// Adopt takes process pid, which tcs did not start (tcs attach), as a
+// client: its thread tid has put every thread of the process at ℓ3 and is
+// moving onto the simulation CPU (gateAndExec). Its exit is watched on its
+// pidfd; its exit status goes to its own parent.
+func (m *Mechanism) Adopt(pid, tid int, name string) (_ *Proc, err error) {
+	p := &Proc{Pid: pid, Name: name, pidfd: -1, clk: linux.ProcessCPUClock(pid), adopted: true}
+	defer func() {
+		if err != nil {
+			if p.pidfd >= 0 {
+				unix.Close(p.pidfd)
+			}
+			if p.tasks != nil {
+				p.tasks.Close()
+			}
+		}
+	}()
+	if p.pidfd, err = linux.PidfdOpen(pid); err != nil {
+		return nil, fmt.Errorf("attach client %q (pid %d): %w", name, pid, err)
+	}
+	if p.tasks, err = linux.OpenTaskDir(pid); err != nil {
+		return nil, fmt.Errorf("attach client %q (pid %d): %w", name, pid, err)
+	}
+	if err = waitGated(pid, tid, m.conf.CPU); err != nil {
+		return nil, fmt.Errorf("attach client %q (pid %d): %w", name, pid, err)
+	}
+	if p.tids, err = p.tasks.List(make([]int, 0, 64)); err != nil {
+		return nil, fmt.Errorf("attach client %q: list threads: %w", name, err)
+	}
+	p.idx = len(m.procs)
+	for i, q := range m.procs {
+		if q == nil {
+			p.idx = i
+			break
+		}
+	}
+	if err = m.ep.Add(p.pidfd, tagProc|uint64(p.idx)); err != nil {
+		return nil, fmt.Errorf("attach client %q: %w", name, err)
+	}
+	if p.idx == len(m.procs) {
+		m.procs = append(m.procs, p)
+	} else {
+		m.procs[p.idx] = p
+	}
+	return p, nil
 }

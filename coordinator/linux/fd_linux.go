@@ -209,6 +209,14 @@ func (ep *Epoll) Fd() int { return ep.fd }
 // Close closes the epoll set.
 func (ep *Epoll) Close() error { return closeFd("epoll", &ep.fd) }
 
+// PidfdExited reports whether the process of pidfd has exited (its pidfd
+// is readable), without waiting.
+func PidfdExited(pidfd int) bool {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
+}
+
 // PidfdOpen opens a pidfd for process pid (pidfd_open), close-on-exec.
 func PidfdOpen(pid int) (int, error) {
 	fd, err := unix.PidfdOpen(pid, 0)

@@ -1,0 +1,136 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tcs-robotics/tcs/test/rosenv"
+)
+
+// launchEnv is a ROS environment where roslaunch finds package tcs
+// (launch/) and the tcs binary, with roslaunch's own master on a free port
+// and an attach socket of the test's own.
+func launchEnv(t *testing.T) *rosenv.Env {
+	t.Helper()
+	needRT(t)
+	env := rosenv.New(t, freeMasterURI(t), "roslaunch", "rosmaster")
+	pkg, err := filepath.Abs("../launch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range env.Vars {
+		if strings.HasPrefix(kv, "PATH=") {
+			env.Vars[i] = "PATH=" + filepath.Dir(tcsBin) + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	env.Vars = append(env.Vars, "ROS_PACKAGE_PATH="+pkg, "TCS_BIN="+tcsBin,
+		"TCS_ATTACH_SOCKET="+filepath.Join(t.TempDir(), "attach.sock"))
+	return env
+}
+
+// launchSummary runs roslaunch tcs FILE with args until it ends (tcs's
+// node is required: roslaunch stops when the run ends) and returns the
+// run's summary.
+func launchSummary(t *testing.T, env *rosenv.Env, file, out string, args ...string) (string, error) {
+	t.Helper()
+	o, err := env.Run(3*time.Minute, "roslaunch", append([]string{"tcs", file}, args...)...)
+	t.Logf("roslaunch tcs %s\n%s%s", file, o, warnings(out))
+	return o, err
+}
+
+// roslaunch starts tcs run (launch/tcs.launch), which starts the
+// scenario's unmodified rospy controller itself.
+func TestRoslaunchRun(t *testing.T) {
+	env := launchEnv(t)
+	pd, err := filepath.Abs("controllers/rospy/pd.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario := filepath.Join(t.TempDir(), "ros-pd.yaml")
+	y := fmt.Sprintf(`name: ros-pd
+duration: 3s
+quantum: 1ms
+dynamics:
+  model: pendulum
+  step: 1ms
+robots:
+  - name: arm
+    clients:
+      - name: pd
+        cmd: [%q, %q, "_rate:=100"]
+        api: ros
+        class: periodic
+        period: 10ms
+`, rosenv.Python, pd)
+	if err := os.WriteFile(scenario, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := launchSummary(t, env, "tcs.launch", out, "scenario:="+scenario, "out:="+out); err != nil {
+		t.Fatal(err)
+	}
+	s := readSummary(t, out)
+	if s.Ended != "completed" {
+		t.Fatalf("ended %q", s.Ended)
+	}
+	c := client(t, s, "pd")
+	if c.Activations != 299 || c.DeadlineMisses != c.DeadlineMissesHost {
+		t.Errorf("pd: %d activations (want 299), %d deadline misses (%d the host's)", c.Activations, c.DeadlineMisses, c.DeadlineMissesHost)
+	}
+	checkBalanced(t, s, 0)
+}
+
+// roslaunch starts tcs run and, through launch-prefix="tcs attach ...",
+// the node it coordinates (launch/attach.launch, with its default node:
+// tcs's bundled goroslib PD controller at 200 Hz).
+func TestRoslaunchAttach(t *testing.T) {
+	env := launchEnv(t)
+	scenario := filepath.Join(t.TempDir(), "ros-attach.yaml")
+	if err := os.WriteFile(scenario, []byte(`name: ros-attach
+duration: 3s
+quantum: 1ms
+dynamics:
+  model: pendulum
+  step: 1ms
+robots:
+  - name: arm
+    clients:
+      - name: pd
+        attach: true
+        api: ros
+        class: periodic
+        period: 5ms
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := launchSummary(t, env, "attach.launch", out, "scenario:="+scenario, "out:="+out); err != nil {
+		t.Fatal(err)
+	}
+	s := readSummary(t, out)
+	if s.Ended != "completed" {
+		t.Fatalf("ended %q", s.Ended)
+	}
+	c := client(t, s, "pd")
+	if c.Activations != 599 || c.DeadlineMisses != c.DeadlineMissesHost {
+		t.Errorf("pd: %d activations (want 599), %d deadline misses (%d the host's)", c.Activations, c.DeadlineMisses, c.DeadlineMissesHost)
+	}
+	if c.PeriodError > 0.001 {
+		t.Errorf("period_error %g, want ≤ 0.001", c.PeriodError)
+	}
+	checkBalanced(t, s, 0)
+
+	// A prefix that disagrees with the scenario is refused, naming both.
+	out2 := t.TempDir()
+	o, err := launchSummary(t, env, "attach.launch", out2, "scenario:="+scenario, "out:="+out2, "period:=10ms")
+	if err == nil && strings.Contains(o, "completed") {
+		t.Errorf("a node attached with --period 10ms to a 5ms client")
+	}
+	if !strings.Contains(o, "--period 10ms, but") {
+		t.Errorf("roslaunch output does not say why the node was refused:\n%s", o)
+	}
+}
