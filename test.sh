@@ -16,7 +16,7 @@ command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
 # against tcs's embedded master.
 ros1=(python3-rosmaster python3-roslaunch python3-rospy python3-rosbag python3-rostopic
 	python3-rosparam python3-rosnode python3-std-msgs rosout
-	python3-sensor-msgs python3-diagnostic-msgs libroscpp-dev libstd-msgs-dev libsensor-msgs-dev g++ pkg-config)
+	python3-sensor-msgs python3-geometry-msgs python3-diagnostic-msgs libroscpp-dev libstd-msgs-dev libsensor-msgs-dev g++ pkg-config)
 for p in "${ros1[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || { need_apt+=("${ros1[@]}"); break; }
 done
