@@ -75,24 +75,22 @@ func rosScenario(t *testing.T, cmd []string, period time.Duration, duration, mas
 	for _, a := range append(cmd, fmt.Sprintf("_rate:=%d", rate)) {
 		quoted = append(quoted, fmt.Sprintf("%q", a))
 	}
-	y := fmt.Sprintf(`name: ros-pd
-duration: %s
-quantum: 1ms
-ros:
-  master: %s
-dynamics:
-  model: pendulum
-  step: 1ms
-robots:
-  - name: arm
-    clients:
-      - name: pd
+	return pendulumScenario(t, "ros-pd", duration, "ros:\n  master: "+master+"\n", fmt.Sprintf(`      - name: pd
         cmd: [%s]
         api: ros
         class: periodic
         period: %s
-`, duration, master, strings.Join(quoted, ", "), period)
-	path := filepath.Join(t.TempDir(), "ros-pd.yaml")
+`, strings.Join(quoted, ", "), period))
+}
+
+// pendulumScenario writes scenario name (quantum and step 1 ms, the
+// pendulum, robot arm) with the top-level YAML extra and arm's clients
+// (list items indented six spaces), and returns its path.
+func pendulumScenario(t *testing.T, name, duration, extra, clients string) string {
+	t.Helper()
+	y := "name: " + name + "\nduration: " + duration + "\nquantum: 1ms\n" + extra +
+		"dynamics:\n  model: pendulum\n  step: 1ms\nrobots:\n  - name: arm\n    clients:\n" + clients
+	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -208,20 +206,11 @@ func TestROS1Relay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := fmt.Sprintf(`name: ros-relay
-duration: 3s
-quantum: 1ms
-ros:
+	path := pendulumScenario(t, "ros-relay", "3s", fmt.Sprintf(`ros:
   master: %s
   relay:
     - {topic: /arm/plan, from: planner}
-dynamics:
-  model: pendulum
-  step: 1ms
-robots:
-  - name: arm
-    clients:
-      - name: pd
+`, freeMasterURI(t)), fmt.Sprintf(`      - name: pd
         cmd: [%q, %q, "_rate:=100", "_plans:=true"]
         api: ros
         class: periodic
@@ -232,11 +221,7 @@ robots:
         api: ros
         class: best-effort
         priority: 10
-`, freeMasterURI(t), rosenv.Python, pd, rosenv.Python, planner)
-	path := filepath.Join(t.TempDir(), "ros-relay.yaml")
-	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, rosenv.Python, pd, rosenv.Python, planner))
 	s := runCompleted(t, 5*time.Minute, path)
 	c, p := client(t, s, "pd"), client(t, s, "planner")
 	if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {

@@ -2,12 +2,12 @@ package test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tcs-robotics/tcs/report"
 	"github.com/tcs-robotics/tcs/test/rosenv"
 )
 
@@ -50,38 +50,33 @@ func TestRoslaunchRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scenario := filepath.Join(t.TempDir(), "ros-pd.yaml")
-	y := fmt.Sprintf(`name: ros-pd
-duration: 3s
-quantum: 1ms
-dynamics:
-  model: pendulum
-  step: 1ms
-robots:
-  - name: arm
-    clients:
-      - name: pd
+	scenario := pendulumScenario(t, "ros-pd", "3s", "", fmt.Sprintf(`      - name: pd
         cmd: [%q, %q, "_rate:=100"]
         api: ros
         class: periodic
         period: 10ms
-`, rosenv.Python, pd)
-	if err := os.WriteFile(scenario, []byte(y), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, rosenv.Python, pd))
+	launchedPD(t, env, "tcs.launch", scenario, 299)
+}
+
+// launchedPD runs roslaunch tcs file with scenario and checks the run's
+// client pd: completed, want activations, no deadline miss of its own.
+func launchedPD(t *testing.T, env *rosenv.Env, file, scenario string, want int64) report.ClientSummary {
+	t.Helper()
 	out := t.TempDir()
-	if _, err := launchSummary(t, env, "tcs.launch", out, "scenario:="+scenario, "out:="+out); err != nil {
+	if _, err := launchSummary(t, env, file, out, "scenario:="+scenario, "out:="+out); err != nil {
 		t.Fatal(err)
 	}
 	s := readSummary(t, out)
-	if s.Ended != "completed" {
+	if s.Ended != report.EndCompleted {
 		t.Fatalf("ended %q", s.Ended)
 	}
 	c := client(t, s, "pd")
-	if c.Activations != 299 || c.DeadlineMisses != c.DeadlineMissesHost {
-		t.Errorf("pd: %d activations (want 299), %d deadline misses (%d the host's)", c.Activations, c.DeadlineMisses, c.DeadlineMissesHost)
+	if c.Activations != want || c.DeadlineMisses != c.DeadlineMissesHost {
+		t.Errorf("pd: %d activations (want %d), %d deadline misses (%d the host's)", c.Activations, want, c.DeadlineMisses, c.DeadlineMissesHost)
 	}
 	checkBalanced(t, s, 0)
+	return c
 }
 
 // roslaunch starts tcs run and, through launch-prefix="tcs attach ...",
@@ -89,40 +84,15 @@ robots:
 // tcs's bundled goroslib PD controller at 200 Hz).
 func TestRoslaunchAttach(t *testing.T) {
 	env := launchEnv(t)
-	scenario := filepath.Join(t.TempDir(), "ros-attach.yaml")
-	if err := os.WriteFile(scenario, []byte(`name: ros-attach
-duration: 3s
-quantum: 1ms
-dynamics:
-  model: pendulum
-  step: 1ms
-robots:
-  - name: arm
-    clients:
-      - name: pd
+	scenario := pendulumScenario(t, "ros-attach", "3s", "", `      - name: pd
         attach: true
         api: ros
         class: periodic
         period: 5ms
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, err := launchSummary(t, env, "attach.launch", out, "scenario:="+scenario, "out:="+out); err != nil {
-		t.Fatal(err)
-	}
-	s := readSummary(t, out)
-	if s.Ended != "completed" {
-		t.Fatalf("ended %q", s.Ended)
-	}
-	c := client(t, s, "pd")
-	if c.Activations != 599 || c.DeadlineMisses != c.DeadlineMissesHost {
-		t.Errorf("pd: %d activations (want 599), %d deadline misses (%d the host's)", c.Activations, c.DeadlineMisses, c.DeadlineMissesHost)
-	}
-	if c.PeriodError > 0.001 {
+`)
+	if c := launchedPD(t, env, "attach.launch", scenario, 599); c.PeriodError > 0.001 {
 		t.Errorf("period_error %g, want ≤ 0.001", c.PeriodError)
 	}
-	checkBalanced(t, s, 0)
 
 	// A prefix that disagrees with the scenario is refused, naming both.
 	out2 := t.TempDir()

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -249,11 +248,8 @@ func AttachMain(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tcs attach --name %s: %v\n", *name, err)
 		return 1
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookExe(argv[0])
 	if err != nil {
-		return fail(err)
-	}
-	if path, err = filepath.Abs(path); err != nil {
 		return fail(err)
 	}
 	// A launch file starts the run and its nodes together: wait for the

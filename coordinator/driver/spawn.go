@@ -136,8 +136,17 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	if err = waitGated(p.Pid, tid, m.conf.CPU); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w (see %s)", s.Name, err, s.LogPath)
 	}
+	if err = m.register(p); err != nil {
+		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
+	}
+	return p, nil
+}
+
+// register lists the threads of a gated process p and puts it in the wait
+// set (its exit) and the client table.
+func (m *Mechanism) register(p *Proc) (err error) {
 	if p.tids, err = p.tasks.List(make([]int, 0, 64)); err != nil {
-		return nil, fmt.Errorf("spawn client %q: list threads: %w", s.Name, err)
+		return fmt.Errorf("list threads: %w", err)
 	}
 	p.idx = len(m.procs)
 	for i, q := range m.procs {
@@ -147,14 +156,14 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 		}
 	}
 	if err = m.ep.Add(p.pidfd, tagProc|uint64(p.idx)); err != nil {
-		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
+		return err
 	}
 	if p.idx == len(m.procs) {
 		m.procs = append(m.procs, p)
 	} else {
 		m.procs[p.idx] = p
 	}
-	return p, nil
+	return nil
 }
 
 // logTail returns the last line of the log at path (the trampoline's
@@ -210,11 +219,8 @@ func SpawnMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "tcs __spawn %s: %v\n", argv[0], err)
 		return 127
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookExe(argv[0])
 	if err != nil {
-		return fail(err)
-	}
-	if path, err = filepath.Abs(path); err != nil {
 		return fail(err)
 	}
 	ready := func(int) error { return nil }
@@ -229,6 +235,15 @@ func SpawnMain(args []string) int {
 		}
 	}
 	return fail(gateAndExec(*cpu, *prio, ready, path, argv, os.Environ()))
+}
+
+// lookExe is the absolute path of program name (searched on PATH).
+func lookExe(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(path)
 }
 
 // gateAndExec puts every thread of this process at SCHED_FIFO prio on cpu
@@ -293,23 +308,8 @@ func (m *Mechanism) Adopt(pid, tid int, name string) (_ *Proc, err error) {
 	if err = waitGated(pid, tid, m.conf.CPU); err != nil {
 		return nil, fmt.Errorf("attach client %q (pid %d): %w", name, pid, err)
 	}
-	if p.tids, err = p.tasks.List(make([]int, 0, 64)); err != nil {
-		return nil, fmt.Errorf("attach client %q: list threads: %w", name, err)
-	}
-	p.idx = len(m.procs)
-	for i, q := range m.procs {
-		if q == nil {
-			p.idx = i
-			break
-		}
-	}
-	if err = m.ep.Add(p.pidfd, tagProc|uint64(p.idx)); err != nil {
+	if err = m.register(p); err != nil {
 		return nil, fmt.Errorf("attach client %q: %w", name, err)
-	}
-	if p.idx == len(m.procs) {
-		m.procs = append(m.procs, p)
-	} else {
-		m.procs[p.idx] = p
 	}
 	return p, nil
 }
