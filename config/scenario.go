@@ -51,6 +51,11 @@ type Scenario struct {
 	// WallLimit stops the run after this much wall time; 0 (default) means
 	// 20 × Duration + 30 s (see EffectiveWallLimit).
 	WallLimit Duration `yaml:"wall_limit"`
+	// MaxRTF caps the real-time factor of consistent and lockstep runs:
+	// at each world step the run waits (clients held) until wall time has
+	// caught up with virtual time / MaxRTF, so a recorder (rosbag) or a
+	// viewer keeps up. 0 (default): as fast as the clients allow.
+	MaxRTF float64 `yaml:"max_rtf"`
 	// OnExit is what a client's exit does to the run: stop (default) or
 	// continue.
 	OnExit OnExit `yaml:"on_exit"`

@@ -105,6 +105,9 @@ func (s *Scenario) validate() Errors {
 	if m := s.ROS.Master; m != "" && !strings.HasPrefix(m, "http://") {
 		c.add("ros.master", "%q is not a master URI; write it like http://127.0.0.1:11311", m)
 	}
+	if !(s.MaxRTF >= 0) || math.IsInf(s.MaxRTF, 0) {
+		c.add("max_rtf", "%v is not a real-time factor; write a number ≥ 0 like 1.0 (0: no ceiling)", s.MaxRTF)
+	}
 	if !(s.Free.RTF >= 0) || math.IsInf(s.Free.RTF, 0) {
 		c.add("free.rtf", "%v is not a real-time factor; write a number ≥ 0 like 1.0 (0: as fast as possible)", s.Free.RTF)
 	}

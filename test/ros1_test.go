@@ -340,3 +340,23 @@ func logLines(t *testing.T, path, prefix string) []string {
 	}
 	return out
 }
+
+// max_rtf caps the real-time factor: the native pendulum controller, which
+// runs about 10 times faster than real time unpaced, takes at least 1 s
+// of wall for 2 s of virtual time at max_rtf 2.
+func TestMaxRTF(t *testing.T) {
+	needRT(t)
+	path := pendulumScenario(t, "paced", "2s", "max_rtf: 2\n", `      - name: pd
+        cmd: [tcs, client, pd]
+        class: periodic
+        period: 1ms
+`)
+	s := runCompleted(t, 2*time.Minute, path)
+	if s.WallS < 1.0 || s.RTF > 2.0 {
+		t.Errorf("wall %.3f s, rtf %.3f for 2 s virtual at max_rtf 2: want wall ≥ 1 s", s.WallS, s.RTF)
+	}
+	if c := client(t, s, "pd"); c.DeadlineMisses != 0 || c.Activations < 1990 {
+		t.Errorf("pd: %d activations, %d misses", c.Activations, c.DeadlineMisses)
+	}
+	t.Logf("2 s virtual in %.3f s of wall (rtf %.3f)", s.WallS, s.RTF)
+}

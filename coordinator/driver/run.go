@@ -663,6 +663,11 @@ func (r *runner) loop() error {
 			}
 		case coordinator.KindStep:
 			r.step(a)
+			if a.Boundary && r.sc.MaxRTF > 0 && r.sc.Mode != config.ModeFree {
+				if err := r.pace(a.To); err != nil {
+					return err
+				}
+			}
 		case coordinator.KindDeliver:
 			r.deliverMsg(a)
 		case coordinator.KindApply:
@@ -820,6 +825,29 @@ func (r *runner) tag(t uint64) {
 		// free mode, where every client runs.
 		r.serve(int(t))
 	}
+}
+
+// pace holds the run (every client off the CPU) until wall time reaches
+// virtual time t / max_rtf since the loop began.
+func (r *runner) pace(t int64) error {
+	due := r.wallStart + int64(float64(t)/r.sc.MaxRTF)
+	for r.ended == "" {
+		now := r.clk.Monotonic()
+		if now >= due {
+			return nil
+		}
+		w, err := r.mech.Poll(due - now)
+		if err != nil {
+			return fmt.Errorf("pace: %w", err)
+		}
+		for k := 0; k < w.N; k++ {
+			r.tag(w.Tags[k])
+		}
+		if w.Exited != nil {
+			r.exited(w.Exited)
+		}
+	}
+	return nil
 }
 
 func (r *runner) step(a coordinator.Action) {
