@@ -518,3 +518,29 @@ func aliasBomb(t *testing.T, depth int) {
 		t.Fatal("accepted")
 	}
 }
+
+// ros.relay, attach and max_rtf: each mistake names its field.
+func TestROSRelayAttachAndPacingErrors(t *testing.T) {
+	ros := strings.Replace(minimal, "class: periodic", "api: ros\n        class: periodic", 1)
+	for _, tc := range []struct{ name, src, want string }{
+		{"relative topic", ros + "ros: {relay: [{topic: plan, from: pd}]}\n", `ros.relay[0].topic: "plan" is not an absolute topic name`},
+		{"tcs topic", ros + "ros: {relay: [{topic: /clock, from: pd}]}\n", "ros.relay[0].topic: /clock is a topic of tcs itself"},
+		{"twice", ros + "ros: {relay: [{topic: /a, from: pd}, {topic: /a, from: pd}]}\n", "ros.relay[1].topic: /a is relayed twice"},
+		{"no from", ros + "ros: {relay: [{topic: /a}]}\n", "ros.relay[0].from: is required"},
+		{"unknown from", ros + "ros: {relay: [{topic: /a, from: planner}]}\n", `ros.relay[0].from: "planner" is not a client of this scenario; clients: pd`},
+		{"native from", minimal + "ros: {relay: [{topic: /a, from: pd}]}\n", `ros.relay[0].from: client "pd" is not a ROS node`},
+		{"relay field", ros + "ros: {relay: [{topic: /a, form: pd}]}\n", `unknown field "form"`},
+		{"attach with cmd", strings.Replace(ros, "class: periodic", "attach: true\n        class: periodic", 1), "robots[0].clients[0].cmd: is for clients tcs starts"},
+		{"attach native", strings.Replace(minimal, "cmd: [tcs, client, pd]", "attach: true", 1), "robots[0].clients[0].attach: is for ROS nodes"},
+		{"max_rtf", minimal + "max_rtf: -1\n", "max_rtf: -1 is not a real-time factor"},
+	} {
+		_, err := Parse([]byte(tc.src), "x.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	s := mustParse(t, strings.Replace(ros, "cmd: [tcs, client, pd]", "attach: true", 1)+"max_rtf: 1\nros: {relay: [{topic: /arm/plan, from: pd}]}\n")
+	if !s.Robots[0].Clients[0].Attach || s.MaxRTF != 1 || len(s.ROS.Relay) != 1 || s.ROS.Relay[0] != (Relay{Topic: "/arm/plan", From: "pd"}) {
+		t.Errorf("parsed %+v %+v %v", s.Robots[0].Clients[0], s.ROS.Relay, s.MaxRTF)
+	}
+}

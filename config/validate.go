@@ -125,7 +125,7 @@ func (s *Scenario) validate() Errors {
 	if len(s.Robots) == 0 {
 		c.add("robots", "needs at least one robot (- name: arm, with its clients); robot j controls dynamics body j")
 	}
-	robotNames := map[string]int{}
+	robotNames := map[string]string{}
 	clientNames := map[string]string{} // name → its field path
 	logs := map[string]string{}        // cleaned log path relative to the output folder → client
 	for _, ref := range s.Clients() {
@@ -137,18 +137,7 @@ func (s *Scenario) validate() Errors {
 	for ri := range s.Robots {
 		r := &s.Robots[ri]
 		rp := index("robots", ri)
-		switch {
-		case r.Name == "":
-			c.add(join(rp, "name"), "is required; name the robot, like name: arm")
-		case !namePattern.MatchString(r.Name):
-			c.add(join(rp, "name"), "%q may hold only letters, digits, _ and -", r.Name)
-		default:
-			if j, dup := robotNames[r.Name]; dup {
-				c.add(join(rp, "name"), "%q is also the name of robots[%d]; robot names must be unique", r.Name, j)
-			} else {
-				robotNames[r.Name] = ri
-			}
-		}
+		c.name(rp, r.Name, "robot", "arm", "", robotNames)
 		if !(r.CPUScale > 0) || math.IsInf(r.CPUScale, 0) {
 			c.add(join(rp, "cpu_scale"), "%v must be a number > 0: 1.0 is this machine's speed, 2.0 a CPU half as fast", r.CPUScale)
 		}
@@ -163,21 +152,27 @@ func (s *Scenario) validate() Errors {
 	return c.errs
 }
 
+// name checks the name of the robot or client at path p: required, of the
+// allowed characters, unique among seen (name → path of the first).
+func (c *checker) name(p, name, what, example, scope string, seen map[string]string) {
+	switch {
+	case name == "":
+		c.add(join(p, "name"), "is required; name the %s, like name: %s", what, example)
+	case !namePattern.MatchString(name):
+		c.add(join(p, "name"), "%q may hold only letters, digits, _ and -", name)
+	default:
+		if other, dup := seen[name]; dup {
+			c.add(join(p, "name"), "%q is also the name of %s; %s names must be unique%s", name, other, what, scope)
+		} else {
+			seen[name] = p
+		}
+	}
+}
+
 func defaultLog(cl *Client) string { return filepath.Join("logs", cl.Name+".log") }
 
 func (c *checker) client(cl *Client, p string, names map[string]string, priorities map[int]string, logs map[string]string) {
-	switch {
-	case cl.Name == "":
-		c.add(join(p, "name"), "is required; name the client, like name: pd")
-	case !namePattern.MatchString(cl.Name):
-		c.add(join(p, "name"), "%q may hold only letters, digits, _ and -", cl.Name)
-	default:
-		if other, dup := names[cl.Name]; dup {
-			c.add(join(p, "name"), "%q is also the name of %s; client names must be unique in the scenario", cl.Name, other)
-		} else {
-			names[cl.Name] = p
-		}
-	}
+	c.name(p, cl.Name, "client", "pd", " in the scenario", names)
 
 	switch {
 	case cl.Attach && len(cl.Cmd) > 0:

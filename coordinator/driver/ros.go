@@ -227,6 +227,10 @@ func (r *runner) relay(k, i int, body []byte) {
 	}
 	slot, _, ok := r.pol.Relay(i, to)
 	if !ok {
+		if to != 0 {
+			r.log.Warn().Int("relay", k).Str("client", r.clients[i].conf.Name).
+				Msg("relayed message dropped: 64 messages are already on their way (the readers lag far behind)")
+		}
 		return
 	}
 	m := &r.msgBuf[slot]
@@ -241,9 +245,8 @@ func (r *runner) frameOf(body []byte) []byte {
 }
 
 func (r *runner) appendFrame(dst, body []byte) []byte {
-	n := len(body)
-	dst = append(dst, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
-	return append(dst, body...)
+	dst, off := msgs.BeginFrame(dst)
+	return msgs.EndFrame(append(dst, body...), off)
 }
 
 // deliverMsg hands a message on its way to a client whose progress

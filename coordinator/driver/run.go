@@ -112,7 +112,6 @@ type runClient struct {
 	relayIn   int64 // messages between clients handed to it
 	relayLost int64 // ... that did not reach it (not connected any more)
 	unsettled int64 // at the end: CPU used raised after the last wake, never charged (Mechanism.Unsettled)
-	threads0  []ThreadState
 	period    *report.PeriodStats
 	inbox     []inbox
 	exit      *int
@@ -447,11 +446,6 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		}
 	}
 
-	for _, c := range r.clients {
-		if c.proc != nil {
-			c.threads0 = mech.Threads(c.proc)
-		}
-	}
 	r.wallStart = r.clk.Monotonic()
 	r.stealSeen, _ = linux.ReadSteal(mech.CPU())
 	limit := sc.EffectiveWallLimit().Nanoseconds()
@@ -536,21 +530,14 @@ type relayMsg struct {
 	frame []byte // TCPROS frame: length prefix and body
 }
 
-// logThreads logs every thread of c with its CPU since the loop began,
-// policy and affinity: a leak (CPU used while not dispatched) comes from a
-// thread that escaped the levels (not SCHED_FIFO, or off the simulation
-// CPU) or from CPU the kernel charged to a thread while it was not running.
+// logThreads logs every thread of c with its CPU, policy and affinity: a
+// leak (CPU used while not dispatched) comes from a thread that escaped the
+// levels (not SCHED_FIFO, or off the simulation CPU) or from CPU the kernel
+// charged to a thread while it was not running.
 func (r *runner) logThreads(c *runClient) {
 	for _, t := range r.mech.Threads(c.proc) {
-		var before int64
-		for _, t0 := range c.threads0 {
-			if t0.Tid == t.Tid {
-				before = t0.RuntimeNs
-			}
-		}
 		r.log.Warn().Str("client", c.conf.Name).Int("tid", t.Tid).Str("comm", t.Comm).Int("policy", t.Policy).
-			Int("prio", t.Prio).Ints("cpus", t.CPUs).Int64("cpu_in_run_ns", t.RuntimeNs-before).
-			Int64("cpu_ns", t.RuntimeNs).Msg("thread of a client whose CPU does not add up")
+			Int("prio", t.Prio).Ints("cpus", t.CPUs).Int64("cpu_ns", t.RuntimeNs).Msg("thread of a client whose CPU does not add up")
 	}
 }
 
