@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite of tcs, installing what it needs first:
 # Debian packages (gcc for the C reference and C clients, ROS 1 for the
-# interop tests) and the pinned Go tools. Real processes, real SCHED_FIFO: run it as root (or with
+# interop tests, Node.js for the recording check) and the pinned Go tools.
+# Real processes, real SCHED_FIFO: run it as root (or with
 # CAP_SYS_NICE) on a machine with at least 2 CPUs; tests that need what is
 # missing skip with a reason.
 set -euo pipefail
@@ -16,7 +17,10 @@ command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
 # against tcs's embedded master.
 ros1=(python3-rosmaster python3-roslaunch python3-rospy python3-rosbag python3-rostopic
 	python3-rosparam python3-rosnode python3-std-msgs rosout
-	python3-sensor-msgs python3-geometry-msgs python3-diagnostic-msgs libroscpp-dev libstd-msgs-dev libsensor-msgs-dev g++ pkg-config)
+	python3-sensor-msgs python3-geometry-msgs python3-diagnostic-msgs libroscpp-dev libstd-msgs-dev libsensor-msgs-dev g++ pkg-config
+	# ROS 2 transport (build tag ros2): Cyclone DDS 0.10 for the bridge,
+	# Fast DDS 2.9 / fastcdr 1.0 for the test controllers and golden bytes.
+	cyclonedds-dev libfastrtps-dev libfastcdr-dev)
 for p in "${ros1[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || { need_apt+=("${ros1[@]}"); break; }
 done
@@ -24,6 +28,13 @@ if ((${#need_apt[@]})); then
 	echo "test.sh: installing ${need_apt[*]}"
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
 fi
+# Node.js reads run.mcap with Foxglove's own libraries (test/foxglove,
+# versions pinned in its package-lock.json).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "test.sh: installing nodejs npm"
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+[[ -d test/foxglove/node_modules ]] || (cd test/foxglove && npm ci --no-audit --no-fund --loglevel=error)
 command -v go >/dev/null || { echo "test.sh: Go is not installed (need Go ≥ 1.26 on PATH)"; exit 1; }
 
 GOBIN="$(go env GOPATH)/bin"
@@ -45,3 +56,7 @@ echo "== go test"
 # Packages that raise priorities take the simulation CPU's lock, so running
 # packages in parallel is safe; -p 1 keeps timing tests off each other's CPU.
 go test -count=1 -p 1 -timeout 30m ./... "$@"
+echo "== ros2 build tag: vet, staticcheck, tests"
+go vet -tags ros2 ./...
+"$GOBIN/staticcheck" -tags ros2 ./bridge/ros2/... ./test/...
+go test -tags ros2 -count=1 -p 1 -timeout 15m -run ROS2 ./test/ "$@"

@@ -19,7 +19,7 @@ var (
 	scenarioFields = []string{"name", "mode", "duration", "quantum", "cpu", "base_priority", "actuation",
 		"compensation", "wall_limit", "max_rtf", "on_exit", "free", "ros", "dynamics", "robots"}
 	freeFields     = []string{"rtf"}
-	rosFields      = []string{"master", "startup_timeout", "diagnostics_period", "relay"}
+	rosFields      = []string{"master", "startup_timeout", "diagnostics_period", "relay", "transport", "distro"}
 	relayFields    = []string{"topic", "from"}
 	dynamicsFields = []string{"model", "step", "params"}
 	robotFields    = []string{"name", "cpu_scale", "clients"}
@@ -497,6 +497,12 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 		}
 		if n := rf["diagnostics_period"]; n != nil {
 			d.duration(n, "ros.diagnostics_period", &s.ROS.DiagnosticsPeriod, "1s")
+		}
+		if n := rf["transport"]; n != nil {
+			enum(d, n, "ros.transport", &s.ROS.Transport, ParseTransport, "ros2")
+		}
+		if n := rf["distro"]; n != nil {
+			d.str(n, "ros.distro", &s.ROS.Distro, "humble")
 		}
 		if n := rf["relay"]; n != nil {
 			items, _ := d.list(n, "ros.relay", "- {topic: /arm/plan, from: planner}")

@@ -155,6 +155,43 @@ func (a *Actuation) UnmarshalText(b []byte) error {
 	return err
 }
 
+// Transport is the ROS transport of the bridge.
+type Transport int
+
+const (
+	// TransportROS1 speaks ROS 1 (TCPROS, a master). The default.
+	TransportROS1 Transport = iota
+	// TransportROS2 speaks ROS 2 (DDS-RTPS through Cyclone DDS).
+	TransportROS2
+)
+
+var transportNames = []string{"ros1", "ros2"}
+
+// String returns the name used in scenario files.
+func (t Transport) String() string { return enumString(transportNames, int(t), "Transport") }
+
+// ParseTransport parses a ros.transport value as written in a scenario
+// file.
+func ParseTransport(s string) (Transport, error) {
+	i, err := parseEnum(transportNames, s, "transport")
+	return Transport(i), err
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (t Transport) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (t *Transport) UnmarshalText(b []byte) error {
+	v, err := ParseTransport(string(b))
+	if err == nil {
+		*t = v
+	}
+	return err
+}
+
+// ROS2Distros are the ros.distro values.
+var ROS2Distros = []string{"foxy", "galactic", "humble", "iron", "jazzy", "kilted", "rolling"}
+
 // OnExit is what a client's exit does to the run (DESIGN §7).
 type OnExit int
 

@@ -105,6 +105,14 @@ type ROS struct {
 	// controller) that tcs carries: each is delivered to the clients that
 	// read it when their progress reaches the publish time.
 	Relay []Relay `yaml:"relay"`
+	// Transport is how the bridge speaks ROS: ros1 (default; goroslib, a
+	// master) or ros2 (DDS through Cyclone DDS; needs a tcs built with the
+	// ros2 tag).
+	Transport Transport `yaml:"transport"`
+	// Distro is the ROS 2 distribution the nodes run (ros2 only): humble
+	// (default; also foxy, galactic) or iron, jazzy, kilted, rolling — the
+	// layout of ros_discovery_info differs.
+	Distro string `yaml:"distro"`
 }
 
 // Relay is one topic between ROS clients.

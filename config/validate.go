@@ -102,6 +102,19 @@ func (s *Scenario) validate() Errors {
 	if len(s.ROS.Relay) > 0 && s.ClientCount() > 64 {
 		c.add("ros.relay", "relays serve at most 64 clients; this scenario has %d", s.ClientCount())
 	}
+	if !validEnum(transportNames, int(s.ROS.Transport)) {
+		c.add("ros.transport", "%d is not a transport; use one of %s", int(s.ROS.Transport), validNames(transportNames))
+	}
+	switch {
+	case s.ROS.Distro == "":
+	case s.ROS.Transport != TransportROS2:
+		c.add("ros.distro", "is for ROS 2 (ros.transport: ros2)")
+	case !slices.Contains(ROS2Distros, s.ROS.Distro):
+		c.add("ros.distro", "%q is not a ROS 2 distribution; use one of %s", s.ROS.Distro, strings.Join(ROS2Distros, ", "))
+	}
+	if s.ROS.Transport == TransportROS2 && s.ROS.Master != "" {
+		c.add("ros.master", "is for ROS 1; ROS 2 (ros.transport: ros2) has no master")
+	}
 	if m := s.ROS.Master; m != "" && !strings.HasPrefix(m, "http://") {
 		c.add("ros.master", "%q is not a master URI; write it like http://127.0.0.1:11311", m)
 	}

@@ -7,7 +7,8 @@
 // read as a snapshot of the state at the world's current time.
 //
 // Embedded models are built by name with New (the scenario's dynamics
-// section): "pendulum" (Pendulum, PendulumParams).
+// section): "pendulum" (Pendulum, PendulumParams) and "ships" (Ships,
+// ShipsParams: the pursuit experiment's rigid bodies in a box).
 package dynamics
 
 // World is a simulated world that the coordinator steps.
@@ -34,4 +35,12 @@ type World interface {
 	Observe(b int, dst []float64) int
 	// Now is the world's virtual time.
 	Now() int64
+}
+
+// JointNamer is implemented by a World whose observation is more than one
+// joint's position and velocity: body b's observation is
+// [positions..., velocities...] of the joints JointNames(b) names. The ROS
+// bridge publishes it as a sensor_msgs/JointState with these names.
+type JointNamer interface {
+	JointNames(b int) []string
 }

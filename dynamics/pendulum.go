@@ -16,7 +16,7 @@ var ErrUnknownModel = errors.New("unknown dynamics model")
 var ErrBadParam = errors.New("bad dynamics parameter")
 
 // Models lists the model names New accepts.
-func Models() []string { return []string{"pendulum"} }
+func Models() []string { return []string{"pendulum", "ships"} }
 
 // MaxBodies bounds the number of bodies New accepts.
 const MaxBodies = 1 << 16
@@ -36,6 +36,16 @@ func New(model string, bodies int, step int64, params map[string]any) (World, er
 			return nil, err
 		}
 		w, err := NewPendulum(bodies, step, p)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	case "ships":
+		p := DefaultShipsParams()
+		if err := p.set(params); err != nil {
+			return nil, err
+		}
+		w, err := NewShips(bodies, step, p)
 		if err != nil {
 			return nil, err
 		}

@@ -89,6 +89,8 @@ type Summary struct {
 	Clients []ClientSummary `json:"clients"`
 	// World is the world's final state: one observation per body.
 	World []BodySummary `json:"world,omitempty"`
+	// Recording is the run's MCAP recording (absent with --no-record).
+	Recording *Recording `json:"recording,omitempty"`
 }
 
 // BodySummary is a body's final observation (e.g. [θ, θ̇] for a pendulum).

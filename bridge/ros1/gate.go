@@ -22,7 +22,14 @@ type GateRobot struct {
 	// Joints names the joints of its JointState; the observation a Sample
 	// carries is [positions..., velocities...].
 	Joints []string
+	// Commands is the length of its body's command: 0 or 1 means one value
+	// on std_msgs/Float64, more (at most MaxCommand) a
+	// std_msgs/Float64MultiArray of at most that many values.
+	Commands int
 }
+
+// MaxCommand is the most command values a robot's actuator topic carries.
+const MaxCommand = 64
 
 // GateClient is one client of the run (GateConf.Clients is indexed like
 // the run's clients).
@@ -77,7 +84,7 @@ type Gate struct {
 
 	// Dispatch-thread state, kept here so that the calls do not allocate.
 	frame   []byte
-	vals    [1]float64
+	vals    [MaxCommand]float64
 	delFn   func(client int)
 	onSent  func(callerid string)
 	want    string // ClientClock: the callerid that must receive
@@ -110,9 +117,10 @@ func ClientCallerID(robot, client string) string { return "/" + robot + "/" + cl
 // ClockTopic is the private clock topic of a client.
 func ClockTopic(client string) string { return "/tcs/" + client + "/clock" }
 
-// NewGate advertises /clock and every client's private clock (latched at
-// msgs.Epoch, before any client starts), the robots' sensor topics (latched,
-// see Sample) and subscribes to their actuator topics.
+// NewGate advertises /clock (latched: the caller's first Clock, before any
+// client starts), every client's private clock (latched at msgs.Epoch), the
+// robots' sensor topics (latched, see Sample) and subscribes to their
+// actuator topics.
 func NewGate(conf GateConf) (g *Gate, err error) {
 	if conf.Node == nil {
 		return nil, errors.New("gate: no node")
@@ -140,7 +148,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	if g.clock, err = n.Advertise("/clock", msgs.Clock, true); err != nil {
 		return nil, err
 	}
-	g.clock.Write(msgs.AppendClock(nil, msgs.Epoch))
+	// /clock's first message is the run's first Clock (virtual 0, before
+	// any client starts): writing one here too would give a subscriber
+	// that connects in between (rosbag) time 0 twice.
 	if g.diag, err = n.Advertise("/diagnostics", msgs.DiagnosticArray, false); err != nil {
 		return nil, err
 	}
@@ -168,7 +178,10 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, p)
-		if _, err := n.Subscribe(CommandTopic(r.Name), msgs.Float64, func(in *InConn) { g.add(j, in) }); err != nil {
+		if r.Commands > MaxCommand {
+			return nil, fmt.Errorf("gate: robot %s: %d command values, at most %d", r.Name, r.Commands, MaxCommand)
+		}
+		if _, err := n.Subscribe(CommandTopic(r.Name), commandType(r), func(in *InConn) { g.add(j, in) }); err != nil {
 			return nil, err
 		}
 	}
@@ -220,8 +233,17 @@ func (g *Gate) addRelay(k int, in *InConn) {
 // SensorTopic is a robot's sensor topic (sensor_msgs/JointState).
 func SensorTopic(robot string) string { return "/" + robot + "/joint_states" }
 
-// CommandTopic is a robot's actuator topic (std_msgs/Float64).
+// CommandTopic is a robot's actuator topic (std_msgs/Float64, or
+// std_msgs/Float64MultiArray for a body with more than one command value).
 func CommandTopic(robot string) string { return "/" + robot + "/command" }
+
+// commandType is robot r's actuator message type.
+func commandType(r GateRobot) msgs.Type {
+	if r.Commands > 1 {
+		return msgs.Float64MultiArray
+	}
+	return msgs.Float64
+}
 
 // Args returns the command-line arguments that make client i a node of
 // its robot's namespace on its private clock, reading every relayed topic
@@ -248,6 +270,19 @@ func (g *Gate) RelayReceivers(k int) uint64 {
 	g.mask = 0
 	pub.EachSubscriber(g.onRecv)
 	return g.mask &^ (1 << g.relays[k].From)
+}
+
+// RelayType is relay k's message type, known once its publisher
+// connected (the recording converts its messages by it).
+func (g *Gate) RelayType(k int) (msgs.Type, bool) {
+	if k < 0 || k >= len(g.relays) {
+		return msgs.Type{}, false
+	}
+	pub := g.relays[k].pub.Load()
+	if pub == nil {
+		return msgs.Type{}, false
+	}
+	return pub.typ, true
 }
 
 // RelayTo writes a message of relay k to client i's socket and reports
@@ -389,6 +424,10 @@ func (g *Gate) frameIn(body []byte) {
 		g.msgFn(gc.relay, gc.client, body)
 		return
 	}
+	if k := g.conf.Robots[gc.robot].Commands; k > 1 {
+		g.frameArray(gc, body, k)
+		return
+	}
 	v, err := msgs.DecodeFloat64(body)
 	switch {
 	case err != nil:
@@ -397,7 +436,24 @@ func (g *Gate) frameIn(body []byte) {
 		g.reject(gc, "the publisher is not a client of this run")
 	default:
 		g.vals[0] = v
-		g.curFn(gc.robot, gc.client, g.vals[:])
+		g.curFn(gc.robot, gc.client, g.vals[:1])
+	}
+}
+
+// frameArray takes a std_msgs/Float64MultiArray command for a body of k
+// values: fewer values leave the rest 0 (World.SetCommand), more are
+// refused.
+func (g *Gate) frameArray(gc *gateConn, body []byte, k int) {
+	n, err := msgs.DecodeFloat64MultiArray(body, g.vals[:k])
+	switch {
+	case errors.Is(err, msgs.ErrTooMany):
+		g.reject(gc, "oversized std_msgs/Float64MultiArray: "+err.Error())
+	case err != nil:
+		g.reject(gc, "malformed std_msgs/Float64MultiArray: "+err.Error())
+	case gc.client < 0:
+		g.reject(gc, "the publisher is not a client of this run")
+	default:
+		g.curFn(gc.robot, gc.client, g.vals[:n])
 	}
 }
 
@@ -430,6 +486,7 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 			}
 		}
 	}
+	late = append(late, g.lateToClients(graph)...)
 	for _, s := range g.Intruders(graph) {
 		if !g.rejLog[s] {
 			g.rejLog[s] = true
@@ -443,6 +500,47 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 		}
 	}
 	return out, strings.Join(late, "; "), nil
+}
+
+// lateToClients lists the nodes other than tcs and its clients (a
+// recorder) that subscribe to a topic a client publishes but are not
+// connected to that client yet, as the client's getBusInfo says. A client
+// whose bus cannot be read (its slave API fails) is not waited for; the
+// first failure is logged.
+func (g *Gate) lateToClients(graph *Graph) []string {
+	var late []string
+clients:
+	for i, c := range g.conf.Clients {
+		if !c.ROS {
+			continue
+		}
+		id := g.callers[i]
+		var subs map[string][]string
+		for topic, pubs := range graph.Publishers {
+			if !slices.Contains(pubs, id) {
+				continue
+			}
+			for _, s := range graph.Subscribers[topic] {
+				if _, client := g.byCaller[s]; client || s == g.conf.Node.Name() {
+					continue
+				}
+				if subs == nil {
+					var err error
+					if subs, err = g.conf.Node.Outbound(id); err != nil {
+						if key := "businfo " + id; !g.rejLog[key] {
+							g.rejLog[key] = true
+							g.conf.Log.Warn().Err(err).Str("client", c.Name).Msg("ros1: cannot tell whether the client's subscribers are connected; not waiting for them")
+						}
+						continue clients
+					}
+				}
+				if !slices.Contains(subs[topic], s) {
+					late = append(late, s+" subscribes to "+topic+" (published by client "+c.Name+") but is not connected yet")
+				}
+			}
+		}
+	}
+	return late
 }
 
 // observed lists the publishers whose subscribers other than the clients

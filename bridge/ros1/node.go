@@ -187,6 +187,49 @@ func (n *Node) handle(req apislave.Request) apislave.Response {
 	return apislave.ErrorRes{}
 }
 
+// Outbound asks the node named node (through its slave API's getBusInfo)
+// which subscribers it is connected to: topic → their caller IDs. rospy and
+// roscpp both list an outbound connection as [id, subscriber, "o",
+// transport, topic, connected, ...]; entries of another shape are skipped.
+func (n *Node) Outbound(node string) (map[string][]string, error) {
+	uri, err := n.master.LookupNode(node)
+	if err != nil {
+		return nil, fmt.Errorf("lookupNode %s on the master at %s: %w", node, n.conf.MasterURI, err)
+	}
+	hostport, err := master.ParseURI(uri)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: slave URI %q: %w", node, uri, err)
+	}
+	info, err := apislave.NewClient(hostport, n.Name(), n.http).GetBusInfo()
+	if err != nil {
+		return nil, fmt.Errorf("getBusInfo of node %s at %s: %w", node, uri, err)
+	}
+	return outbound(info), nil
+}
+
+// outbound parses getBusInfo's list (see Outbound).
+func outbound(info [][]any) map[string][]string {
+	out := map[string][]string{}
+	for _, e := range info {
+		if len(e) < 5 {
+			continue
+		}
+		sub, ok1 := e[1].(string)
+		dir, ok2 := e[2].(string)
+		topic, ok3 := e[4].(string)
+		if !ok1 || !ok2 || !ok3 || dir != "o" {
+			continue
+		}
+		if len(e) > 5 {
+			if up, ok := e[5].(bool); ok && !up {
+				continue
+			}
+		}
+		out[topic] = append(out[topic], sub)
+	}
+	return out
+}
+
 // register lists v under topic in m (the node's publishers or subscribers)
 // and then makes the master call; a failed call takes it off the list.
 func register[T any](n *Node, m map[string]T, topic string, v T, what string, call func() error) error {

@@ -3,6 +3,7 @@ package ros1
 import (
 	"errors"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -320,5 +321,23 @@ func TestSensorIntruderRefused(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the world's sample did not arrive")
+	}
+}
+
+// getBusInfo as rospy and roscpp answer it: only connected outbound
+// connections count, and entries of another shape are skipped.
+func TestOutboundParsesBusInfo(t *testing.T) {
+	info := [][]any{
+		{1, "/record_1", "o", "TCPROS", "/arm/command", true, "TCPROS connection on port 1 to [127.0.0.1:2 on socket 9]"},
+		{2, "/tcs", "i", "TCPROS", "/arm/joint_states", true, ""},
+		{3, "/rostopic_9", "o", "TCPROS", "/arm/command", false, ""},
+		{4, "/rostopic_8", "o", "TCPROS", "/arm/command"},
+		{"x"},
+		{5, 6, "o", "TCPROS", "/arm/command", true},
+	}
+	got := outbound(info)
+	want := map[string][]string{"/arm/command": {"/record_1", "/rostopic_8"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("outbound = %v, want %v", got, want)
 	}
 }

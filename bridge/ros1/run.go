@@ -50,8 +50,8 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 		return nil, err
 	}
 	gc := GateConf{Node: b.Node, Log: log}
-	for _, r := range sc.Robots {
-		gc.Robots = append(gc.Robots, GateRobot{Name: r.Name, Joints: jointNames(sc.Dynamics.Model)})
+	if gc.Robots, err = gateRobots(sc); err != nil {
+		return nil, err
 	}
 	for j, r := range sc.Robots {
 		for _, c := range r.Clients {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tcs-robotics/tcs/bridge/ros1"
+	"github.com/tcs-robotics/tcs/bridge/ros2"
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/controllers"
 	"github.com/tcs-robotics/tcs/controllers/rosnode"
@@ -38,15 +40,19 @@ const usage = `tcs: temporally consistent simulation for ROS
 usage:
   tcs demo [--out DIR]            the pendulum under a ROS 1 PD node (goroslib), no ROS needed
   tcs run FILE [--mode consistent|lockstep|free] [--out DIR] [--no-compensation]
-                                  run a scenario; writes DIR/summary.json and DIR/logs/
+                                  run a scenario; writes DIR/summary.json, DIR/run.mcap (--no-record: not) and DIR/logs/
   tcs check FILE...               validate scenario files
+  tcs report DIR|FILE [--plots D] the closing table and plots (PNG, SVG) from DIR/run.mcap alone
+  tcs play DIR|FILE [--rate R]    republish a recording over ROS 1 with /clock (like rosbag play --clock)
   tcs bench dispatch [flags]      measure the dispatch cycle against the same cycle in C
   tcs bench delivery [flags]      measure gated ROS 1 delivery against goroslib's Publisher.Write
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
   tcs attach --name N [--robot R --period P --priority K --class C] -- CMD [ARGS]
                                   join a starting run as its client N (attach: true), e.g. as a
                                   roslaunch launch-prefix; socket $TCS_ATTACH_SOCKET or /run/tcs/attach.sock
-  tcs node pd [ROS ARGS]          run the bundled ROS 1 PD node (an ordinary goroslib node)
+  tcs node NAME [ROS ARGS]        run a bundled ROS 1 node (goroslib): pd, prey, predator, planner
+  tcs experiment pendulum|pursuit [--trials N] [--out DIR]
+                                  reproduce the papers' experiments; writes DIR/report.md
   tcs help                        this text
 
 tcs run needs root (or CAP_SYS_NICE) for SCHED_FIFO and at least 2 CPUs.
@@ -74,8 +80,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return driver.AttachMain(args[1:], stderr)
 	case "node":
 		return cmdNode(args[1:], stderr)
+	case "experiment":
+		return cmdExperiment(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
+	case "play":
+		return cmdPlay(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
 	case "client":
@@ -139,14 +151,14 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 
 // cmdNode runs a bundled ROS 1 node (an ordinary goroslib node).
 func cmdNode(args []string, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "pd" {
-		fmt.Fprintln(stderr, "tcs node: the bundled ROS nodes are: pd")
+	if len(args) == 0 || !slices.Contains(rosnode.Nodes(), args[0]) {
+		fmt.Fprintf(stderr, "tcs node: the bundled ROS nodes are: %s\n", strings.Join(rosnode.Nodes(), ", "))
 		return 2
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
-	if err := rosnode.RunPD(ctx, args[1:], stderr); err != nil {
-		fmt.Fprintf(stderr, "tcs node pd: %v\n", err)
+	if err := rosnode.Run(ctx, args[0], args[1:], stderr); err != nil {
+		fmt.Fprintf(stderr, "tcs node %s: %v\n", args[0], err)
 		return 1
 	}
 	return 0
@@ -172,6 +184,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	wait := fs.Duration("wait", 0, "wait this long for another run holding the simulation CPU")
 	quiet := fs.Bool("quiet", false, "no live status line")
 	duration := fs.String("duration", "", "override the scenario's virtual duration (e.g. 100s)")
+	noRecord := fs.Bool("no-record", false, "do not record DIR/run.mcap")
 	file, rest := splitFile(dropROSArgs(args))
 	if err := fs.Parse(rest); err != nil {
 		return 2
@@ -231,7 +244,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		}
 	}()
 
-	rc := driver.RunConf{Scenario: sc, OutDir: *out, Stop: stop, Log: &logger, LockTimeout: *wait}
+	rc := driver.RunConf{Scenario: sc, OutDir: *out, Stop: stop, Log: &logger, LockTimeout: *wait, NoRecord: *noRecord}
 	if !*quiet {
 		rc.Status = stderr
 	}
@@ -239,7 +252,20 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		f := false
 		rc.Compensation = &f
 	}
-	if sc.HasROS() {
+	if sc.HasROS() && sc.ROS.Transport == config.TransportROS2 {
+		b, err := ros2.StartBridge(sc, logger.With().Str("part", "ros2").Logger())
+		if err != nil {
+			fmt.Fprintf(stderr, "tcs run: %s: ros.transport: ros2: %v\n", file, err)
+			return 1
+		}
+		defer func() {
+			if err := b.Close(); err != nil {
+				logger.Warn().Err(err).Msg("close the ROS 2 bridge")
+			}
+		}()
+		rc.Bridge = b
+		fmt.Fprintln(stderr, "tcs: ROS 2 over Cyclone DDS (loopback), node /tcs")
+	} else if sc.HasROS() {
 		b, err := ros1.StartBridge(sc, logger.With().Str("part", "ros1").Logger())
 		if err != nil {
 			fmt.Fprintf(stderr, "tcs run: %v\n", err)

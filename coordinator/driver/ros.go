@@ -218,6 +218,7 @@ func (r *runner) drain() { r.bridge.Drain(r.actuateFn, r.relayFn) }
 func (r *runner) relay(k, i int, body []byte) {
 	to := r.bridge.RelayReceivers(k)
 	if r.inStartup {
+		r.recRelay(k, 0, body) // recording
 		for j := range r.clients {
 			if j < coordinator.MaxRelayClients && to&(1<<j) != 0 {
 				r.bridge.RelayTo(k, j, r.frameOf(body))
@@ -225,7 +226,8 @@ func (r *runner) relay(k, i int, body []byte) {
 		}
 		return
 	}
-	slot, _, ok := r.pol.Relay(i, to)
+	slot, sent, ok := r.pol.Relay(i, to)
+	r.recRelay(k, sent, body) // recording
 	if !ok {
 		if to != 0 {
 			r.log.Warn().Int("relay", k).Str("client", r.clients[i].conf.Name).
@@ -278,6 +280,7 @@ func (r *runner) actuate(robot, i int, cmd []float64) {
 	}
 	slot := r.pol.Actuate(i)
 	r.cmdN[slot] = copy(r.cmd[slot][:], cmd)
+	r.recCommand(slot, i) // recording
 	r.clients[i].published = true
 }
 
@@ -344,7 +347,9 @@ func (r *runner) diagnostics(t int64) {
 		r.kvSeconds("leak_s", leak)
 		r.kvInt("deliveries", st.Deliveries)
 	}
-	r.bridge.Diagnostics(d.End())
+	frame := d.End()
+	r.bridge.Diagnostics(frame)
+	r.recDiag(t, frame) // recording
 }
 
 func (r *runner) kvSeconds(k string, ns int64) { r.kvFloat(k, float64(ns)/1e9) }

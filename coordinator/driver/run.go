@@ -23,6 +23,7 @@ import (
 	"github.com/tcs-robotics/tcs/coordinator/native"
 	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/msgs"
+	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
 )
 
@@ -55,6 +56,12 @@ type RunConf struct {
 	// Bridge is the ROS side of the run; required when a client has
 	// api: ros.
 	Bridge Bridge
+	// NoRecord turns off the run's recording, OutDir/run.mcap (recorded
+	// by default; see record.go).
+	NoRecord bool
+	// Trace, when not nil, receives per-activation and per-slice records
+	// up to its capacity (trace.go; nil: none).
+	Trace *Trace
 }
 
 const (
@@ -200,6 +207,8 @@ type runner struct {
 
 	// published for the status goroutine
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
+
+	recH recHook // the recording (record.go)
 }
 
 // recorder adapts the runner to coordinator.Recorder.
@@ -220,6 +229,8 @@ func (rec recorder) Activation(c int, begin, due int64) {
 	if begin-due <= rc.conf.Period.Nanoseconds()/2 {
 		rc.hostHit = false
 	}
+	rec.r.recEvent(c, record.EventActivation, due, begin) // recording
+	rec.r.traceActivation(c, begin, due)                  // trace (trace.go)
 }
 
 func (rec recorder) Miss(c int, due int64) {
@@ -227,8 +238,9 @@ func (rec recorder) Miss(c int, due int64) {
 	if rc := rec.r.clients[c]; rc.hostHit {
 		rc.hostMisses++
 	}
+	rec.r.recEvent(c, record.EventMiss, due, 0) // recording
 }
-func (rec recorder) Drift(d int64) { rec.r.drift.Add(d) }
+func (rec recorder) Drift(d int64) { rec.r.drift.Add(d); rec.r.recDrift(d) }
 
 // Run runs a scenario to its end and returns its summary, which it also
 // writes to OutDir/summary.json. The error is non-nil when the run could not
@@ -393,6 +405,11 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if err := mech.AddFd(r.stopFd, tagStop); err != nil {
 		return nil, err
 	}
+	// Recording (record.go): closed on every way out of run.
+	if err := r.recOpen(); err != nil {
+		return nil, err
+	}
+	defer r.recAbort()
 	if r.bridge != nil {
 		// The latched first sample and clocks are out before any client
 		// starts.
@@ -401,13 +418,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 			return nil, err
 		}
 	}
+	r.recStep(0) // recording
 	if err := r.spawnAll(); err != nil {
 		return nil, err
-	}
-	if r.sc.Mode == config.ModeFree {
-		if err := r.freeSetup(); err != nil {
-			return nil, err
-		}
 	}
 
 	stopWatch := make(chan struct{})
@@ -440,6 +453,16 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		r.inStartup = false
 		r.closeAttach()
 		if err != nil && !errors.Is(err, errStartupStop) {
+			close(stopWatch)
+			wg.Wait()
+			return nil, err
+		}
+	}
+	if r.sc.Mode == config.ModeFree {
+		// After the ROS start-up, whose end puts every ROS node under
+		// control and resumes the detector: done before it, the nodes sat
+		// at ℓ3 under the spinning detector for the whole run.
+		if err := r.freeSetup(); err != nil {
 			close(stopWatch)
 			wg.Wait()
 			return nil, err
@@ -500,6 +523,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 			Bool("blocked", e.blocked).Float64("wall_s", float64(e.at)/1e9).Msg("overran its slice")
 	}
 	sum = r.summary()
+	if rerr := r.recFinish(sum); rerr != nil { // recording
+		r.log.Warn().Err(rerr).Msg("record: the recording may be incomplete")
+	}
 	if werr := sum.WriteJSON(filepath.Join(r.rc.OutDir, "summary.json")); werr != nil && loopErr == nil {
 		loopErr = werr
 	}
@@ -540,6 +566,11 @@ func (r *runner) logThreads(c *runClient) {
 			Int("prio", t.Prio).Ints("cpus", t.CPUs).Int64("cpu_ns", t.RuntimeNs).Msg("thread of a client whose CPU does not add up")
 	}
 }
+
+// settler is a Bridge whose received messages reach its fd through
+// threads of its own (DDS): Settle waits until they have handed on what
+// is already in its sockets and reports whether Drain may find something.
+type settler interface{ Settle() bool }
 
 // lateCap is how late the coordinator may take the CPU back from a client
 // before the lateness counts as the host's doing: the timer's lateness is
@@ -659,6 +690,7 @@ func (r *runner) loop() error {
 			r.deliverMsg(a)
 		case coordinator.KindApply:
 			r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
+			r.recApply(a) // recording
 		case coordinator.KindRelease:
 			r.release(a)
 		case coordinator.KindProbe:
@@ -776,6 +808,14 @@ func (r *runner) dispatch(a coordinator.Action) error {
 			r.tag(w.Tags[k])
 		}
 	}
+	if c.ros && w.Blocked && !msg {
+		// A DDS bridge hands what arrived on to its fd from its own
+		// receive threads: let a command sent just before blocking get
+		// there, so that it is stamped now (bridge/ros2.Gate.Settle).
+		if s, ok := r.bridge.(settler); ok && s.Settle() {
+			msg = true
+		}
+	}
 	switch {
 	case req:
 		why = coordinator.Request
@@ -785,6 +825,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		why = coordinator.Preempted
 	}
 	r.pol.Ran(a.Client, w.CPU, why)
+	r.traceSlice(a, w.CPU, why) // trace (trace.go)
 	r.pubDispatches.Store(r.pol.Dispatches())
 	if req {
 		r.serve(a.Client)
@@ -853,6 +894,9 @@ func (r *runner) step(a coordinator.Action) {
 		r.obsT = a.To
 	}
 	r.dynNs += r.clk.Monotonic() - t0
+	if a.Boundary {
+		r.recStep(a.To) // recording
+	}
 	if a.Boundary && r.bridge != nil {
 		r.publish(a.To)
 	}
@@ -994,8 +1038,10 @@ func (r *runner) serve(i int) {
 			slot := r.pol.Actuate(i)
 			copy(r.cmd[slot][:n], shm.Out[:n])
 			r.cmdN[slot] = int(n)
+			r.recCommand(slot, i) // recording
 		} else {
 			r.deliver(req.Ch, now, shm.Out[:n])
+			r.recNative(req.Ch, now, shm.Out[:n]) // recording
 			r.pol.Wrote(i)
 		}
 		if req.Op == native.OpWriteIdle {

@@ -61,7 +61,7 @@ func TestReaderErrors(t *testing.T) {
 		{"zero length string", []byte{0, 1, 0, 0, 0, 0, 0, 0}, ErrString},
 	} {
 		r := NewReader(c.in)
-		r.String()
+		_ = r.String()
 		if !errors.Is(r.Err(), c.want) {
 			t.Errorf("%s: err %v, want %v", c.name, r.Err(), c.want)
 		}
@@ -78,7 +78,7 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := NewReader(b)
 		r.Uint8()
-		r.String()
+		_ = r.String()
 		r.Float64s(nil)
 		r.Octets()
 		r.Time()

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -187,4 +188,63 @@ func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// WaitDrained waits, up to timeout, until no process of p's group has
+// unread bytes in a TCP socket for 300 ms: a recorder (rosbag record) has
+// then read everything that was sent to it, and stopping it loses nothing.
+// It reports whether that happened.
+func (p *Proc) WaitDrained(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	var quiet time.Time
+	for time.Now().Before(deadline) {
+		if unreadBytes(p.cmd.Process.Pid) > 0 {
+			quiet = time.Time{}
+		} else if quiet.IsZero() {
+			quiet = time.Now()
+		} else if time.Since(quiet) >= 300*time.Millisecond {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// unreadBytes sums the receive queues of the TCP sockets held by the
+// processes of process group pgid (from /proc/net/tcp{,6}).
+func unreadBytes(pgid int) int64 {
+	inodes := map[string]bool{}
+	procs, _ := os.ReadDir("/proc")
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err != nil || g != pgid {
+			continue
+		}
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+			if err == nil && strings.HasPrefix(l, "socket:[") {
+				inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+			}
+		}
+	}
+	var total int64
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local rem st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+			f := strings.Fields(line)
+			if len(f) < 10 || !inodes[f[9]] {
+				continue
+			}
+			if _, rx, ok := strings.Cut(f[4], ":"); ok {
+				n, _ := strconv.ParseInt(rx, 16, 64)
+				total += n
+			}
+		}
+	}
+	return total
 }

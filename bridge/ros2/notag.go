@@ -1,0 +1,32 @@
+//go:build !ros2
+
+package ros2
+
+import (
+	"errors"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/coordinator/driver"
+)
+
+// Built reports whether this binary has the ROS 2 transport (build tag
+// ros2).
+const Built = false
+
+// ErrNotBuilt is StartBridge's error in a binary built without the ros2
+// tag.
+var ErrNotBuilt = errors.New("this tcs was built without the ROS 2 transport (ros.transport: ros2); " +
+	"install Cyclone DDS 0.10 (apt-get install cyclonedds-dev) and build with: go build -tags ros2 ./cmd/tcs")
+
+// Bridge stands for the ROS 2 bridge in a build without it.
+type Bridge struct{ driver.Bridge }
+
+// StartBridge fails: the binary was built without the ros2 tag.
+func StartBridge(sc *config.Scenario, log zerolog.Logger) (*Bridge, error) {
+	return nil, ErrNotBuilt
+}
+
+// Close does nothing.
+func (b *Bridge) Close() error { return nil }

@@ -1,0 +1,380 @@
+package driver
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/tcs-robotics/tcs/coordinator"
+	"github.com/tcs-robotics/tcs/msgs"
+	"github.com/tcs-robotics/tcs/record"
+	"github.com/tcs-robotics/tcs/report"
+)
+
+// RecordFile is the name of a run's recording in its output folder.
+const RecordFile = "run.mcap"
+
+// recordStatusEvery is the virtual period of /tcs/status and of the
+// clients' status records on /tcs/progress.
+const recordStatusEvery = 10_000_000
+
+// RelayTyper is implemented by a Bridge that knows the ROS 1 type of a
+// relayed topic once its publisher connected (bridge/ros1.Gate): the
+// recording converts relayed messages to CDR by it.
+type RelayTyper interface {
+	RelayType(k int) (msgs.Type, bool)
+}
+
+// recHook is the run's recording (DIR/run.mcap): what the dispatch
+// thread needs to record without allocating. Log times are virtual time t
+// (ns since virtual time began, /clock's time minus msgs.Epoch); publish
+// times are the publisher's progress (the world's t for what the world
+// publishes).
+type recHook struct {
+	rec         *record.Recorder
+	clock       uint16
+	progress    uint16
+	status      uint16
+	diag        uint16
+	sensor      []uint16 // per robot
+	command     []uint16 // per robot
+	multi       []bool   // per robot: command as Float64MultiArray
+	joints      [][]string
+	relay       []int32 // per relay: channel id + 1, 0 not yet added
+	relayConv   []*record.Converter
+	relayBad    []bool
+	nativeCh    []uint32 // native message channels seen ...
+	nativeID    []uint16 // ... and their recording channels
+	cmdPub      [maxSlots]int64
+	statusNext  int64
+	driftMax    int64 // since the last status
+	prog        record.ClientProgress
+	st          record.RunStatus
+	convErrs    int64
+	diagFailed  bool
+	clientNames []string
+	robotNames  []string
+}
+
+// recOpen creates OutDir/run.mcap and its fixed channels (nothing with
+// RunConf.NoRecord).
+func (r *runner) recOpen() error {
+	if r.rc.NoRecord {
+		return nil
+	}
+	rec, err := record.Create(record.Conf{Path: filepath.Join(r.rc.OutDir, RecordFile)})
+	if err != nil {
+		return err
+	}
+	h := &r.recH
+	h.rec = rec
+	add := func(c record.Channel) uint16 {
+		id, aerr := rec.AddChannel(c)
+		if aerr != nil && err == nil {
+			err = aerr
+		}
+		return id
+	}
+	h.clock = add(record.Clock.Channel(record.TopicClock))
+	for j, rb := range r.sc.Robots {
+		h.sensor = append(h.sensor, add(record.JointState.Channel("/"+rb.Name+"/joint_states")))
+		multi := r.world.CommandLen(j) != 1
+		h.multi = append(h.multi, multi)
+		k := record.Float64
+		if multi {
+			k = record.Float64MultiArray
+		}
+		h.command = append(h.command, add(k.Channel("/"+rb.Name+"/command")))
+		h.joints = append(h.joints, []string{r.sc.Dynamics.Model + "_joint"})
+		h.robotNames = append(h.robotNames, rb.Name)
+	}
+	if r.bridge != nil {
+		h.diag = add(record.DiagnosticArray.Channel(record.TopicDiagnostics))
+	}
+	h.progress = add(record.Progress.Channel(record.TopicProgress))
+	h.status = add(record.Status.Channel(record.TopicStatus))
+	h.relay = make([]int32, len(r.sc.ROS.Relay))
+	h.relayConv = make([]*record.Converter, len(r.sc.ROS.Relay))
+	h.relayBad = make([]bool, len(r.sc.ROS.Relay))
+	for _, c := range r.clients {
+		h.clientNames = append(h.clientNames, c.conf.Name)
+	}
+	h.statusNext = recordStatusEvery
+	if err != nil {
+		_ = rec.Close(nil, nil)
+		h.rec = nil
+	}
+	return err
+}
+
+// recStep records the world's step boundary t: /clock, each robot's
+// JointState (one record per robot and step, whatever number of
+// subscribers it reached: those are counted in the clients' deliveries),
+// and the status when due.
+func (r *runner) recStep(t int64) {
+	h := &r.recH
+	if h.rec == nil {
+		return
+	}
+	if w := h.rec.Begin(h.clock, t, t); w != nil {
+		record.EncodeClock(w, msgs.Epoch+t)
+		h.rec.Commit()
+	}
+	for j := range h.sensor {
+		if j >= len(r.obs) {
+			break
+		}
+		if w := h.rec.Begin(h.sensor[j], t, t); w != nil {
+			n := len(h.joints[j])
+			obs := r.obs[j][:r.obsN[j]]
+			var pos, vel []float64
+			if len(obs) >= n {
+				pos = obs[:n]
+			}
+			if len(obs) >= 2*n {
+				vel = obs[n : 2*n]
+			}
+			record.EncodeJointState(w, msgs.Epoch+t, h.joints[j], pos, vel)
+			h.rec.Commit()
+		}
+	}
+	if t >= h.statusNext {
+		r.recStatus(t)
+		h.statusNext = (t/recordStatusEvery + 1) * recordStatusEvery
+	}
+}
+
+// recStatus records /tcs/status and every client's progress at t.
+func (r *runner) recStatus(t int64) {
+	h := &r.recH
+	var clients int64
+	for i, c := range r.clients {
+		clients += c.ran
+		st := r.pol.Stats(i)
+		h.prog = record.ClientProgress{Event: record.EventStatus, Client: h.clientNames[i], Robot: h.robotNames[c.robot],
+			WorldNs: t, ProgressNs: st.Progress, CPUNs: c.ran, Activations: st.Activations, DeadlineMisses: st.Misses}
+		if w := h.rec.Begin(h.progress, t, t); w != nil {
+			h.prog.Encode(w)
+			h.rec.Commit()
+		}
+	}
+	wall := int64(0)
+	if r.wallStart > 0 {
+		wall = r.clk.Monotonic() - r.wallStart
+	}
+	h.st = record.RunStatus{WorldNs: t, DriftNs: r.pol.Drift(), DriftMaxNs: h.driftMax, DriftMaxRunNs: r.drift.Max(),
+		CoordinatorNs: r.coordinatorNs(), ClientsNs: clients, DynamicsNs: r.dynNs, Dispatches: r.pol.Dispatches(),
+		DeadlineMisses: r.missesAll, RecordingDropped: h.rec.Dropped(), WallNs: wall}
+	h.driftMax = 0
+	if w := h.rec.Begin(h.status, t, t); w != nil {
+		h.st.Encode(w)
+		h.rec.Commit()
+	}
+}
+
+// recDrift keeps the largest Δ since the last status.
+func (r *runner) recDrift(d int64) {
+	if d > r.recH.driftMax {
+		r.recH.driftMax = d
+	}
+}
+
+// recEvent records client c's activation (due, begun at begin) or
+// deadline miss, at the world's time.
+func (r *runner) recEvent(c int, event uint8, due, begin int64) {
+	h := &r.recH
+	if h.rec == nil {
+		return
+	}
+	st := r.pol.Stats(c)
+	t := r.pol.Now()
+	h.prog = record.ClientProgress{Event: event, Client: h.clientNames[c], Robot: h.robotNames[r.clients[c].robot],
+		WorldNs: t, ProgressNs: st.Progress, CPUNs: r.clients[c].ran, Activations: st.Activations,
+		DeadlineMisses: st.Misses, DueNs: due, BeginNs: begin}
+	if w := h.rec.Begin(h.progress, t, st.Progress); w != nil {
+		h.prog.Encode(w)
+		h.rec.Commit()
+	}
+}
+
+// recCommand notes the publish time (client i's progress) of the actuator
+// command kept in slot.
+func (r *runner) recCommand(slot, i int) {
+	if r.recH.rec != nil && slot >= 0 && slot < maxSlots {
+		r.recH.cmdPub[slot] = r.pol.Progress(i)
+	}
+}
+
+// recApply records the command of a (KindApply) at the virtual time the
+// world applies it.
+func (r *runner) recApply(a coordinator.Action) {
+	h := &r.recH
+	if h.rec == nil || a.Robot < 0 || a.Robot >= len(h.command) {
+		return
+	}
+	vals := r.cmd[a.Slot][:r.cmdN[a.Slot]]
+	if w := h.rec.Begin(h.command[a.Robot], r.world.Now(), h.cmdPub[a.Slot]); w != nil {
+		if h.multi[a.Robot] {
+			record.EncodeFloat64MultiArray(w, vals)
+		} else {
+			v := 0.0
+			if len(vals) > 0 {
+				v = vals[0]
+			}
+			record.EncodeFloat64(w, v)
+		}
+		h.rec.Commit()
+	}
+}
+
+// recRelay records a message client-to-client on relay k, published at
+// virtual time t (the publisher's progress), converted from ROS 1 by the
+// publisher's definition. The first message of a relay adds its channel.
+func (r *runner) recRelay(k int, t int64, body []byte) {
+	h := &r.recH
+	if h.rec == nil || k < 0 || k >= len(h.relay) || h.relayBad[k] {
+		return
+	}
+	if h.relay[k] == 0 {
+		typer, ok := r.bridge.(RelayTyper)
+		if !ok {
+			h.relayBad[k] = true
+			return
+		}
+		typ, ok := typer.RelayType(k)
+		if !ok {
+			return
+		}
+		conv, err := record.NewConverter(typ.Name, typ.Definition)
+		var id uint16
+		if err == nil {
+			id, err = h.rec.AddChannel(record.Channel{Topic: r.sc.ROS.Relay[k].Topic, Type: conv.ROS2Name,
+				Definition: conv.ROS2Definition, Metadata: record.ROS1Metadata(typ)})
+		}
+		if err != nil {
+			h.relayBad[k] = true
+			r.log.Warn().Str("topic", r.sc.ROS.Relay[k].Topic).Err(err).Msg("record: relayed topic not recorded")
+			return
+		}
+		h.relay[k], h.relayConv[k] = int32(id)+1, conv
+	}
+	w := h.rec.Begin(uint16(h.relay[k]-1), t, t)
+	if w == nil {
+		return
+	}
+	if err := h.relayConv[k].ToCDR(w, body); err != nil {
+		h.rec.Abort()
+		if h.convErrs == 0 {
+			r.log.Warn().Str("topic", r.sc.ROS.Relay[k].Topic).Err(err).Msg("record: a relayed message does not match its definition; not recorded (logged once)")
+		}
+		h.convErrs++
+		return
+	}
+	h.rec.Commit()
+}
+
+// recNative records a native client's message on channel ch published at
+// t, as std_msgs/msg/Float64MultiArray on /tcs/channel/<ch>.
+func (r *runner) recNative(ch uint32, t int64, vals []float64) {
+	h := &r.recH
+	if h.rec == nil {
+		return
+	}
+	id, found := uint16(0), false
+	for k, c := range h.nativeCh {
+		if c == ch {
+			id, found = h.nativeID[k], true
+			break
+		}
+	}
+	if !found {
+		nid, err := h.rec.AddChannel(record.Float64MultiArray.Channel("/tcs/channel/" + strconv.FormatUint(uint64(ch), 10)))
+		if err != nil {
+			return
+		}
+		h.nativeCh, h.nativeID = append(h.nativeCh, ch), append(h.nativeID, nid)
+		id = nid
+	}
+	if w := h.rec.Begin(id, t, t); w != nil {
+		record.EncodeFloat64MultiArray(w, vals)
+		h.rec.Commit()
+	}
+}
+
+// recDiag records a /diagnostics frame (ROS 1, length prefix first)
+// published at t.
+func (r *runner) recDiag(t int64, frame []byte) {
+	h := &r.recH
+	if h.rec == nil || h.diagFailed || len(frame) < 4 {
+		return
+	}
+	w := h.rec.Begin(h.diag, t, t)
+	if w == nil {
+		return
+	}
+	if err := record.DiagnosticArray.Conv.ToCDR(w, frame[4:]); err != nil {
+		h.rec.Abort()
+		h.diagFailed = true
+		r.log.Warn().Err(err).Msg("record: /diagnostics not recorded")
+		return
+	}
+	h.rec.Commit()
+}
+
+// recFinish drains the recording, puts its counts in sum, and closes it
+// with sum as the attachment summary.json and the run's metadata.
+func (r *runner) recFinish(sum *report.Summary) error {
+	h := &r.recH
+	if h.rec == nil {
+		return nil
+	}
+	h.rec.Drain()
+	st := h.rec.Stats()
+	rs := &report.Recording{File: h.rec.Path(), Messages: st.Written}
+	for id := range st.Records {
+		rs.Dropped += st.Dropped[id]
+		rs.Topics = append(rs.Topics, report.RecordedTopic{Messages: st.Records[id], Dropped: st.Dropped[id]})
+	}
+	for id, c := range h.rec.Channels() {
+		rs.Topics[id].Topic, rs.Topics[id].Type = c.Topic, c.Type
+	}
+	sum.Recording = rs
+	if rs.Dropped > 0 || st.Lost > 0 {
+		r.log.Warn().Int64("dropped", rs.Dropped).Int64("lost", st.Lost).Str("file", rs.File).Msg("record: messages missing from the recording")
+	}
+	r.log.Info().Int64("messages", rs.Messages).Int64("dropped", rs.Dropped).Str("file", rs.File).Msg("recording closed")
+	js, err := sum.JSON()
+	var att []record.Attachment
+	if err == nil {
+		att = append(att, record.Attachment{Name: "summary.json", MediaType: "application/json", LogTime: r.pol.Now(), Data: js})
+	}
+	cerr := h.rec.Close(att, r.recMeta(sum.Ended))
+	h.rec = nil
+	return cerr
+}
+
+// recAbort closes a recording recFinish did not (a run that failed before
+// its summary): the file stays valid, without summary.json.
+func (r *runner) recAbort() {
+	h := &r.recH
+	if h.rec == nil {
+		return
+	}
+	if err := h.rec.Close(nil, r.recMeta("")); err != nil {
+		r.log.Warn().Err(err).Msg("record: close")
+	}
+	h.rec = nil
+}
+
+func (r *runner) recMeta(ended string) map[string]string {
+	return map[string]string{
+		"scenario":          r.sc.Name,
+		"mode":              r.sc.Mode.String(),
+		"ended":             ended,
+		"duration_ns":       strconv.FormatInt(r.sc.Duration.Nanoseconds(), 10),
+		"virtual_ns":        strconv.FormatInt(r.pol.Now(), 10),
+		"log_time":          "virtual ns since virtual time began (ROS time in messages = log time + ros_epoch_ns)",
+		"ros_epoch_ns":      strconv.FormatInt(msgs.Epoch, 10),
+		"status_every_ns":   strconv.Itoa(recordStatusEvery),
+		"recording_dropped": strconv.FormatInt(r.recH.rec.Dropped(), 10),
+	}
+}

@@ -1,0 +1,169 @@
+package record
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/foxglove/mcap/go/mcap"
+)
+
+// ReadChannel is one channel of a recording as Read found it.
+type ReadChannel struct {
+	ID         uint16
+	Topic      string
+	Type       string // the schema's name (ROS 2 type)
+	Definition string // the schema's ros2msg text
+	Metadata   map[string]string
+	// Messages counts the channel's messages read; FirstLog and LastLog are
+	// their first and last log times (virtual ns).
+	Messages          int64
+	FirstLog, LastLog int64
+}
+
+// File is what Read found in a recording besides the messages.
+type File struct {
+	Path    string
+	Profile string
+	// Complete is true when the file ends with its summary section and
+	// footer (the run closed it). A recording whose tcs was killed
+	// (SIGKILL) is a readable prefix: Complete false, TruncatedErr says
+	// where it stopped.
+	Complete     bool
+	TruncatedErr error
+	// Channels in the order they appear.
+	Channels []*ReadChannel
+	// Attachments by name (summary.json).
+	Attachments map[string][]byte
+	// Metadata by record name ("tcs").
+	Metadata map[string]map[string]string
+	// Messages counts every message read.
+	Messages int64
+}
+
+// maxRecord bounds one record of a file read (a corrupt length is not
+// allocated).
+const maxRecord = 256 << 20
+
+// Read reads the recording at path from its start, record by record
+// (chunk CRCs checked), and calls fn (when not nil) with each message and
+// its channel; the message's Data is valid during the call only. A file cut
+// short (a killed run) is read up to its last whole record: Read then
+// returns no error and File.Complete is false. An error from fn stops the
+// reading and is returned.
+func Read(path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read recording: %w", err)
+	}
+	defer f.Close()
+	out := &File{Path: path, Attachments: map[string][]byte{}, Metadata: map[string]map[string]string{}}
+	var attErr error
+	lex, err := mcap.NewLexer(bufio.NewReaderSize(f, 1<<20), &mcap.LexerOptions{
+		ValidateChunkCRCs: true, MaxRecordSize: maxRecord, MaxDecompressedChunkSize: maxRecord,
+		AttachmentCallback: func(ar *mcap.AttachmentReader) error {
+			if ar.DataSize > maxRecord {
+				return fmt.Errorf("attachment %s of %d bytes", ar.Name, ar.DataSize)
+			}
+			b, err := io.ReadAll(ar.Data())
+			if err != nil {
+				attErr = fmt.Errorf("attachment %s: %w", ar.Name, err)
+				return attErr
+			}
+			out.Attachments[ar.Name] = b
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: not an MCAP file: %w", path, err)
+	}
+	defer lex.Close()
+	schemas := map[uint16]*mcap.Schema{}
+	chans := map[uint16]*ReadChannel{}
+	var msg mcap.Message
+	buf := make([]byte, 1<<16)
+	for {
+		tok, rec, err := lex.Next(buf)
+		if err != nil {
+			if attErr != nil {
+				return out, fmt.Errorf("%s: %w", path, attErr)
+			}
+			if errors.Is(err, io.EOF) && out.Complete {
+				return out, nil
+			}
+			if !isTruncation(err) {
+				return out, fmt.Errorf("%s: after %d messages: %w", path, out.Messages, err)
+			}
+			out.TruncatedErr = err
+			return out, nil
+		}
+		if len(rec) > len(buf) {
+			buf = rec
+		}
+		switch tok {
+		case mcap.TokenHeader:
+			h, err := mcap.ParseHeader(rec)
+			if err != nil {
+				return out, fmt.Errorf("%s: header: %w", path, err)
+			}
+			out.Profile = h.Profile
+		case mcap.TokenSchema:
+			s, err := mcap.ParseSchema(rec)
+			if err != nil {
+				return out, fmt.Errorf("%s: schema: %w", path, err)
+			}
+			s.Data = append([]byte(nil), s.Data...)
+			schemas[s.ID] = s
+		case mcap.TokenChannel:
+			c, err := mcap.ParseChannel(rec)
+			if err != nil {
+				return out, fmt.Errorf("%s: channel: %w", path, err)
+			}
+			if _, seen := chans[c.ID]; seen {
+				continue
+			}
+			rc := &ReadChannel{ID: c.ID, Topic: c.Topic, Metadata: c.Metadata, FirstLog: -1}
+			if s := schemas[c.SchemaID]; s != nil {
+				rc.Type, rc.Definition = s.Name, string(s.Data)
+			}
+			chans[c.ID] = rc
+			out.Channels = append(out.Channels, rc)
+		case mcap.TokenMessage:
+			if err := msg.PopulateFrom(rec, false); err != nil {
+				return out, fmt.Errorf("%s: message %d: %w", path, out.Messages, err)
+			}
+			rc := chans[msg.ChannelID]
+			if rc == nil {
+				return out, fmt.Errorf("%s: message %d on unknown channel %d", path, out.Messages, msg.ChannelID)
+			}
+			lt := int64(msg.LogTime)
+			if rc.Messages == 0 {
+				rc.FirstLog = lt
+			}
+			rc.LastLog = lt
+			rc.Messages++
+			out.Messages++
+			if fn != nil {
+				if err := fn(rc, &msg); err != nil {
+					return out, err
+				}
+			}
+		case mcap.TokenMetadata:
+			md, err := mcap.ParseMetadata(rec)
+			if err != nil {
+				return out, fmt.Errorf("%s: metadata: %w", path, err)
+			}
+			out.Metadata[md.Name] = md.Metadata
+		case mcap.TokenFooter:
+			out.Complete = true
+		}
+	}
+}
+
+// isTruncation says whether err is the end of a file cut short.
+func isTruncation(err error) bool {
+	var tr *mcap.ErrTruncatedRecord
+	return errors.As(err, &tr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}

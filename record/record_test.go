@@ -1,0 +1,212 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/tcs-robotics/tcs/msgs"
+	"github.com/tcs-robotics/tcs/msgs/cdr"
+)
+
+// The generic conversion of a ROS 1 JointState frame gives the same CDR
+// bytes as the direct encoder, and converts back to the ROS 1 body with
+// seq 0.
+func TestJointStateConversion(t *testing.T) {
+	names := []string{"pendulum_joint"}
+	frame := msgs.AppendJointState(nil, 0, 1_500_000_000, "", names, []float64{3.14}, []float64{-0.5}, nil)
+	var a, b cdr.Writer
+	a.Begin(nil)
+	if err := JointState.Conv.ToCDR(&a, frame[4:]); err != nil {
+		t.Fatal(err)
+	}
+	b.Begin(nil)
+	EncodeJointState(&b, 1_500_000_000, names, []float64{3.14}, []float64{-0.5})
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("converted % x\nencoded   % x", a.Bytes(), b.Bytes())
+	}
+	var rd cdr.Reader
+	back, err := JointState.Conv.ToROS1(nil, a.Bytes(), &rd)
+	if err != nil || !bytes.Equal(back, frame[4:]) {
+		t.Fatalf("back %v: % x, want % x", err, back, frame[4:])
+	}
+}
+
+// A definition with the ROS 1 spellings: relative types, Header, time,
+// duration, char/byte, fixed arrays, constants, an empty message.
+func TestConverterDefinition(t *testing.T) {
+	def := `Header header
+Point[2] corners # two
+duration d
+char c
+byte b
+string S="a # b"
+int32 N=3
+Empty e
+================================================================================
+MSG: std_msgs/Header
+uint32 seq
+time stamp
+string frame_id
+================================================================================
+MSG: pkg/Point
+float64 x
+float64 y
+================================================================================
+MSG: pkg/Empty
+`
+	c, err := NewConverter("pkg/Shape", def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"std_msgs/Header header\n", "pkg/Point[2] corners\n", "builtin_interfaces/Duration d\n",
+		"uint8 c\n", "int8 b\n", `string S="a # b"`, "int32 N=3\n", "MSG: pkg/Point\nfloat64 x\n", "MSG: builtin_interfaces/Time\n",
+		"MSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n"} {
+		if !strings.Contains(c.ROS2Definition, want) {
+			t.Errorf("ROS 2 definition lacks %q:\n%s", want, c.ROS2Definition)
+		}
+	}
+	if c.ROS2Name != "pkg/msg/Shape" {
+		t.Errorf("name %q", c.ROS2Name)
+	}
+	// seq 7, stamp 1.2, frame "f", 2 points, duration, c, b
+	body := []byte{7, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 'f'}
+	for i := 0; i < 4; i++ {
+		body = append(body, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f) // 1.0
+	}
+	body = append(body, 3, 0, 0, 0, 4, 0, 0, 0, 'x', 0xff)
+	var w cdr.Writer
+	w.Begin(nil)
+	if err := c.ToCDR(&w, body); err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{0, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 'f', 0, 0, 0} // stamp, frame "f\0", pad to 8
+	for i := 0; i < 4; i++ {
+		want = append(want, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f)
+	}
+	want = append(want, 3, 0, 0, 0, 4, 0, 0, 0, 'x', 0xff, 0) // duration, c, b, Empty's dummy uint8
+	if !bytes.Equal(w.Bytes(), want) {
+		t.Fatalf("cdr % x\nwant % x", w.Bytes(), want)
+	}
+	var rd cdr.Reader
+	back, err := c.ToROS1(nil, w.Bytes(), &rd)
+	body[0] = 0 // seq is not in ROS 2
+	if err != nil || !bytes.Equal(back, body) {
+		t.Fatalf("back %v: % x\nwant % x", err, back, body)
+	}
+	if err := c.ToCDR(&w, body[:len(body)-1]); !errors.Is(err, ErrROS1) {
+		t.Errorf("short body: %v", err)
+	}
+}
+
+func TestConverterRefuses(t *testing.T) {
+	for _, def := range []string{"pkg/A a\n===\nMSG: pkg/A\npkg/A a\n", "float64[x] v\n", "Missing m\n", "int32\n", "int32 1a\n"} {
+		if _, err := NewConverter("pkg/A", def); !errors.Is(err, ErrDefinition) {
+			t.Errorf("%q: %v", def, err)
+		}
+	}
+}
+
+// FuzzConverter: no definition or body makes the converter panic, and a
+// body it accepts converts back to itself (Header seq aside).
+func FuzzConverter(f *testing.F) {
+	f.Add(msgs.DiagnosticArray.Definition, []byte{1, 2, 3})
+	f.Add("string s\nfloat64[] v\nuint8[4] b\n", []byte{1, 0, 0, 0, 'a', 0, 0, 0, 0, 1, 2, 3, 4})
+	f.Add("time t\nduration d\n", make([]byte, 16))
+	f.Fuzz(func(t *testing.T, def string, body []byte) {
+		c, err := NewConverter("fz/T", def)
+		if err != nil {
+			return
+		}
+		var w cdr.Writer
+		w.Begin(nil)
+		if err := c.ToCDR(&w, body); err != nil {
+			return
+		}
+		var rd cdr.Reader
+		back, err := c.ToROS1(nil, w.Bytes(), &rd)
+		if err != nil {
+			t.Fatalf("converted sample does not read back: %v", err)
+		}
+		if len(back) != len(body) {
+			t.Fatalf("round trip %d bytes, want %d", len(back), len(body))
+		}
+		if !strings.Contains(def, "Header") && !bytes.Equal(back, body) {
+			t.Fatalf("round trip % x, want % x", back, body)
+		}
+	})
+}
+
+// FuzzToROS1: no CDR sample makes the reverse conversion panic.
+func FuzzToROS1(f *testing.F) {
+	var w cdr.Writer
+	w.Begin(nil)
+	EncodeJointState(&w, 5, []string{"a"}, []float64{1}, []float64{2})
+	f.Add(w.Bytes())
+	f.Fuzz(func(t *testing.T, sample []byte) {
+		var rd cdr.Reader
+		_, _ = JointState.Conv.ToROS1(nil, sample, &rd)
+		_, _ = DiagnosticArray.Conv.ToROS1(nil, sample, &rd)
+		var p ClientProgress
+		_ = p.Decode(sample)
+	})
+}
+
+// The recorder writes what was committed, drops (and counts) what finds
+// the ring full, and does not allocate per record once warm.
+func TestRecorder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.mcap")
+	r, err := Create(Conf{Path: path, Slots: 8, Poll: 1 << 40}) // the writer sleeps: the ring fills
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk, _ := r.AddChannel(Clock.Channel(TopicClock))
+	ok := 0
+	for i := 0; i < 20; i++ {
+		if w := r.Begin(clk, int64(i), int64(i)); w != nil {
+			EncodeClock(w, int64(i))
+			r.Commit()
+			ok++
+		}
+	}
+	if ok != 8 || r.Dropped() != 12 {
+		t.Fatalf("committed %d, dropped %d; want 8 and 12", ok, r.Dropped())
+	}
+	if err := r.Close([]Attachment{{Name: "summary.json", Data: []byte("{}")}}, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	var logs []uint64
+	f, err := Read(path, func(ch *ReadChannel, m *mcap.Message) error {
+		logs = append(logs, m.LogTime)
+		return nil
+	})
+	if err != nil || !f.Complete || len(logs) != 8 || logs[7] != 7 || string(f.Attachments["summary.json"]) != "{}" || f.Metadata["tcs"]["k"] != "v" {
+		t.Fatalf("read %v: complete %v, logs %v, %+v", err, f != nil && f.Complete, logs, f)
+	}
+
+	r2, err := Create(Conf{Path: filepath.Join(t.TempDir(), "a.mcap"), Slots: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close(nil, nil)
+	js, _ := r2.AddChannel(JointState.Channel("/j"))
+	names, pos := []string{"j"}, []float64{1}
+	put := func() {
+		for r2.head.Load()-r2.tail.Load() > 512 {
+		}
+		if w := r2.Begin(js, 1, 1); w != nil {
+			EncodeJointState(w, 1, names, pos, pos)
+			r2.Commit()
+		}
+	}
+	for i := 0; i < 2048; i++ {
+		put()
+	}
+	if n := testing.AllocsPerRun(1000, put); n != 0 {
+		t.Errorf("%g allocations per record", n)
+	}
+}

@@ -1,0 +1,371 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/tcs-robotics/tcs/msgs/cdr"
+)
+
+// Channel is one recorded topic: its name, its ROS 2 type and ros2msg
+// definition, and channel metadata (offered_qos_profiles is added).
+type Channel struct {
+	Topic      string
+	Type       string // ROS 2 type name, "pkg/msg/Name"
+	Definition string // ros2msg text
+	Metadata   map[string]string
+}
+
+// Conf configures a Recorder. Zero fields take their defaults.
+type Conf struct {
+	// Path is the MCAP file to create (truncated if it exists).
+	Path string
+	// Slots is the ring's size in records (rounded up to a power of two);
+	// default DefaultSlots. A record that finds the ring full is dropped
+	// and counted.
+	Slots int
+	// SlotBytes is each slot's initial buffer; default 256. A bigger
+	// record grows its slot once.
+	SlotBytes int
+	// ChunkSize is the size of the MCAP chunks (uncompressed); default
+	// DefaultChunkSize. A SIGKILL loses at most the chunk being filled
+	// and what was in the ring.
+	ChunkSize int64
+	// Poll is how often the writer goroutine drains the ring; default 2 ms.
+	Poll time.Duration
+}
+
+// Defaults of Conf.
+const (
+	DefaultSlots     = 1 << 15
+	DefaultChunkSize = 64 << 10
+	defaultSlotBytes = 256
+	defaultPoll      = 2 * time.Millisecond
+	// MaxChannels bounds the channels of one recording.
+	MaxChannels = 4096
+)
+
+// Profile is the MCAP profile of a recording (rosbag2's).
+const Profile = "ros2"
+
+// qosProfile is what rosbag2 (Humble) stores as a channel's
+// offered_qos_profiles for a reliable, volatile publisher.
+const qosProfile = `- history: 3
+  depth: 0
+  reliability: 1
+  durability: 2
+  deadline:
+    sec: 2147483647
+    nsec: 4294967295
+  lifespan:
+    sec: 2147483647
+    nsec: 4294967295
+  liveliness: 1
+  liveliness_lease_duration:
+    sec: 2147483647
+    nsec: 4294967295
+  avoid_ros_namespace_conventions: false
+`
+
+type slot struct {
+	ch       uint16
+	log, pub uint64
+	w        cdr.Writer
+	buf      []byte
+}
+
+// Recorder writes an MCAP file (profile ros2, cdr messages, chunked and
+// indexed) from one producer thread without blocking it: the producer
+// fills preallocated slots of a ring (Begin, Commit), a writer goroutine
+// drains the ring to disk. Begin, Commit, Abort, AddChannel, Stats and Close
+// are for the producer only; Begin and Commit do not allocate once the
+// slots have grown.
+type Recorder struct {
+	conf   Conf
+	f      *os.File
+	mw     *mcap.Writer
+	slots  []slot
+	mask   uint64
+	head   atomic.Uint64 // next slot the producer fills
+	tail   atomic.Uint64 // next slot the writer drains
+	cur    *slot
+	chans  [MaxChannels]atomic.Pointer[Channel]
+	nchan  int
+	closed bool
+
+	// producer-side counts
+	records [MaxChannels]int64
+	dropped [MaxChannels]int64
+
+	// writer side
+	closing  atomic.Bool
+	done     chan struct{}
+	written  [MaxChannels]bool
+	schemas  map[string]uint16
+	seq      [MaxChannels]uint32
+	msg      mcap.Message
+	werr     error
+	nwritten atomic.Int64
+	lost     atomic.Int64 // records not written after a write error
+}
+
+// Stats counts what the producer handed over and what was dropped.
+type Stats struct {
+	// Records is the number of records committed, per channel id.
+	Records []int64
+	// Dropped is the number of records that found the ring full, per
+	// channel id.
+	Dropped []int64
+	// Written is the number of records the writer wrote to the file so
+	// far; Lost those it could not (a write error).
+	Written, Lost int64
+}
+
+// Create creates the file and starts the writer goroutine.
+func Create(conf Conf) (*Recorder, error) {
+	if conf.Slots <= 0 {
+		conf.Slots = DefaultSlots
+	}
+	n := 1
+	for n < conf.Slots {
+		n <<= 1
+	}
+	conf.Slots = n
+	if conf.SlotBytes <= 0 {
+		conf.SlotBytes = defaultSlotBytes
+	}
+	if conf.ChunkSize <= 0 {
+		conf.ChunkSize = DefaultChunkSize
+	}
+	if conf.Poll <= 0 {
+		conf.Poll = defaultPoll
+	}
+	f, err := os.Create(conf.Path)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	mw, err := mcap.NewWriter(f, &mcap.WriterOptions{
+		IncludeCRC: true, Chunked: true, ChunkSize: conf.ChunkSize, Compression: mcap.CompressionNone,
+	})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record: %s: %w", conf.Path, err)
+	}
+	if err := mw.WriteHeader(&mcap.Header{Profile: Profile, Library: "tcs (mcap go v1.7.0)"}); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record: %s: header: %w", conf.Path, err)
+	}
+	r := &Recorder{conf: conf, f: f, mw: mw, slots: make([]slot, n), mask: uint64(n - 1),
+		done: make(chan struct{}), schemas: map[string]uint16{}}
+	for i := range r.slots {
+		r.slots[i].buf = make([]byte, 0, conf.SlotBytes)
+	}
+	go r.loop()
+	return r, nil
+}
+
+// Path is the recording's file.
+func (r *Recorder) Path() string { return r.conf.Path }
+
+// AddChannel registers a topic and returns its id for Begin. It allocates:
+// call it before the loop or once per new topic.
+func (r *Recorder) AddChannel(c Channel) (uint16, error) {
+	if r.nchan >= MaxChannels {
+		return 0, fmt.Errorf("record: %s: more than %d channels", c.Topic, MaxChannels)
+	}
+	md := map[string]string{"offered_qos_profiles": qosProfile}
+	for k, v := range c.Metadata {
+		md[k] = v
+	}
+	c.Metadata = md
+	id := uint16(r.nchan)
+	r.chans[id].Store(&c)
+	r.nchan++
+	return id, nil
+}
+
+// Begin starts a record on channel ch at log time logNs and publish time
+// pubNs (virtual ns; negative is written as 0) and returns the CDR writer
+// of its slot, already begun (encapsulation header written). Finish it
+// with Commit or Abort before the next Begin. It returns nil, and counts
+// the record as dropped, when the ring is full.
+func (r *Recorder) Begin(ch uint16, logNs, pubNs int64) *cdr.Writer {
+	if r.closed || r.closing.Load() {
+		return nil
+	}
+	h := r.head.Load()
+	if h-r.tail.Load() >= uint64(len(r.slots)) {
+		r.dropped[ch]++
+		return nil
+	}
+	s := &r.slots[h&r.mask]
+	s.ch, s.log, s.pub = ch, uint64(max(logNs, 0)), uint64(max(pubNs, 0))
+	s.w.Begin(s.buf[:0])
+	r.cur = s
+	return &s.w
+}
+
+// Commit hands the record begun last to the writer.
+func (r *Recorder) Commit() {
+	s := r.cur
+	if s == nil {
+		return
+	}
+	r.cur = nil
+	s.buf = s.w.Buf
+	r.records[s.ch]++
+	r.head.Store(r.head.Load() + 1)
+}
+
+// Abort forgets the record begun last.
+func (r *Recorder) Abort() {
+	if s := r.cur; s != nil {
+		s.buf = s.w.Buf[:0]
+		r.cur = nil
+	}
+}
+
+// Stats returns the counts so far (it allocates its slices).
+func (r *Recorder) Stats() Stats {
+	st := Stats{Records: append([]int64(nil), r.records[:r.nchan]...), Dropped: append([]int64(nil), r.dropped[:r.nchan]...),
+		Written: r.nwritten.Load(), Lost: r.lost.Load()}
+	return st
+}
+
+// Dropped is the number of records dropped so far (ring full), all
+// channels.
+func (r *Recorder) Dropped() int64 {
+	var n int64
+	for _, d := range r.dropped[:r.nchan] {
+		n += d
+	}
+	return n
+}
+
+// Attachment is a file stored in the recording (summary.json).
+type Attachment struct {
+	Name, MediaType string
+	LogTime         int64
+	Data            []byte
+}
+
+// Close waits for the writer to drain the ring, then adds the attachments
+// and the metadata (MCAP metadata record "tcs"), writes the summary
+// section and footer and closes the file. It is safe to call twice.
+func (r *Recorder) Close(att []Attachment, meta map[string]string) error {
+	if r.closed {
+		return r.werr
+	}
+	r.closed = true
+	r.Drain()
+	errs := []error{r.werr}
+	if r.werr == nil {
+		for _, a := range att {
+			err := r.mw.WriteAttachment(&mcap.Attachment{Name: a.Name, MediaType: a.MediaType, LogTime: uint64(max(a.LogTime, 0)),
+				DataSize: uint64(len(a.Data)), Data: bytes.NewReader(a.Data)})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("attachment %s: %w", a.Name, err))
+			}
+		}
+		if meta != nil {
+			if err := r.mw.WriteMetadata(&mcap.Metadata{Name: "tcs", Metadata: meta}); err != nil {
+				errs = append(errs, fmt.Errorf("metadata: %w", err))
+			}
+		}
+		if err := r.mw.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close: %w", err))
+		}
+	}
+	if err := r.f.Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("sync: %w", err))
+	}
+	if err := r.f.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		r.werr = fmt.Errorf("record: %s: %w", r.conf.Path, err)
+	}
+	return r.werr
+}
+
+// Drain stops taking records and waits until the writer has written every
+// record committed; Stats are then final. Close drains too.
+func (r *Recorder) Drain() {
+	r.closing.Store(true)
+	<-r.done
+}
+
+// loop is the writer goroutine.
+func (r *Recorder) loop() {
+	defer close(r.done)
+	for {
+		closing := r.closing.Load()
+		h := r.head.Load()
+		for t := r.tail.Load(); t < h; t++ {
+			r.write(&r.slots[t&r.mask])
+			r.tail.Store(t + 1)
+		}
+		if closing {
+			return
+		}
+		time.Sleep(r.conf.Poll)
+	}
+}
+
+func (r *Recorder) write(s *slot) {
+	if r.werr != nil {
+		r.lost.Add(1)
+		return
+	}
+	if !r.written[s.ch] {
+		if r.werr = r.writeChannel(s.ch); r.werr != nil {
+			r.lost.Add(1)
+			return
+		}
+		r.written[s.ch] = true
+	}
+	r.msg = mcap.Message{ChannelID: s.ch + 1, Sequence: r.seq[s.ch], LogTime: s.log, PublishTime: s.pub, Data: s.w.Bytes()}
+	r.seq[s.ch]++
+	if err := r.mw.WriteMessage(&r.msg); err != nil {
+		r.werr = fmt.Errorf("write a message on %s: %w", r.chans[s.ch].Load().Topic, err)
+		r.lost.Add(1)
+		return
+	}
+	r.nwritten.Add(1)
+}
+
+// writeChannel writes channel ch's schema (once per type) and channel.
+// MCAP ids are the channel id + 1 (0 is reserved for schemas).
+func (r *Recorder) writeChannel(ch uint16) error {
+	c := r.chans[ch].Load()
+	if c == nil {
+		return fmt.Errorf("record: channel %d was never added", ch)
+	}
+	sid, ok := r.schemas[c.Type+"\x00"+c.Definition]
+	if !ok {
+		sid = uint16(len(r.schemas) + 1)
+		if err := r.mw.WriteSchema(&mcap.Schema{ID: sid, Name: c.Type, Encoding: "ros2msg", Data: []byte(c.Definition)}); err != nil {
+			return fmt.Errorf("write schema %s: %w", c.Type, err)
+		}
+		r.schemas[c.Type+"\x00"+c.Definition] = sid
+	}
+	if err := r.mw.WriteChannel(&mcap.Channel{ID: ch + 1, SchemaID: sid, Topic: c.Topic, MessageEncoding: "cdr", Metadata: c.Metadata}); err != nil {
+		return fmt.Errorf("write channel %s: %w", c.Topic, err)
+	}
+	return nil
+}
+
+// Channels returns the channels added so far, by id.
+func (r *Recorder) Channels() []Channel {
+	out := make([]Channel, r.nchan)
+	for i := range out {
+		out[i] = *r.chans[i].Load()
+	}
+	return out
+}
