@@ -10,47 +10,25 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 	"github.com/tcs-robotics/tcs/msgs"
 )
 
-// GateRobot is one robot as the gate publishes it.
-type GateRobot struct {
-	// Name is the robot's namespace: its topics are /<Name>/joint_states
-	// (sensor) and /<Name>/command (actuator).
-	Name string
-	// Joints names the joints of its JointState; the observation a Sample
-	// carries is [positions..., velocities...].
-	Joints []string
-	// Commands is the length of its body's command: 0 or 1 means one value
-	// on std_msgs/Float64, more (at most MaxCommand) a
-	// std_msgs/Float64MultiArray of at most that many values.
-	Commands int
-}
+// GateRobot, GateClient and GateRelay are the run as the gate sees it
+// (bridge/layout, shared with the ROS 2 transport). A robot whose body
+// takes more than one command value (at most MaxCommand) gets a
+// std_msgs/Float64MultiArray command; a relay's other clients are remapped
+// to read RelayTopic(Topic), and its message type is whatever From
+// declares.
+type (
+	GateRobot  = layout.Robot
+	GateClient = layout.Client
+	GateRelay  = layout.Relay
+)
 
 // MaxCommand is the most command values a robot's actuator topic carries.
 const MaxCommand = 64
-
-// GateClient is one client of the run (GateConf.Clients is indexed like
-// the run's clients).
-type GateClient struct {
-	// Name is the client's node name; it runs in its robot's namespace.
-	Name  string
-	Robot int
-	// ROS is false for a client that is not a ROS node (a native one): it
-	// gets no clock and is not waited for.
-	ROS bool
-}
-
-// GateRelay is a topic between clients (a planner's plans to a
-// controller): the bridge takes what client From publishes on Topic and
-// hands it to each other client subscribed to it when that client's
-// progress reaches the publish time. The other clients are remapped to read
-// RelayTopic(Topic); the message type is whatever From declares.
-type GateRelay struct {
-	Topic string
-	From  int
-}
 
 // GateConf configures a Gate.
 type GateConf struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/config"
 )
@@ -49,22 +50,11 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if err != nil {
 		return nil, err
 	}
-	gc := GateConf{Node: b.Node, Log: log}
-	if gc.Robots, err = gateRobots(sc); err != nil {
+	l, err := layout.Of(sc, MaxCommand)
+	if err != nil {
 		return nil, err
 	}
-	for j, r := range sc.Robots {
-		for _, c := range r.Clients {
-			gc.Clients = append(gc.Clients, GateClient{Name: c.Name, Robot: j, ROS: c.API == config.APIROS})
-		}
-	}
-	for _, rl := range sc.ROS.Relay {
-		from, ok := sc.FindClient(rl.From)
-		if !ok {
-			return nil, fmt.Errorf("ros.relay %s: no client %q", rl.Topic, rl.From)
-		}
-		gc.Relays = append(gc.Relays, GateRelay{Topic: rl.Topic, From: from.Index})
-	}
+	gc := GateConf{Node: b.Node, Log: log, Robots: l.Robots, Clients: l.Clients, Relays: l.Relays}
 	// ROS nodes read /use_sim_time once, as they start.
 	if err := b.Node.SetParamBool("/use_sim_time", true); err != nil {
 		return nil, err
@@ -76,11 +66,6 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 		b.Master.GuardPublishers(b.Gate.Refuse)
 	}
 	return b, nil
-}
-
-// jointNames names the joints of a model's JointState.
-func jointNames(model string) []string {
-	return []string{model + "_joint"}
 }
 
 // Close ends the gate, the node and the embedded master.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/config"
-	"github.com/tcs-robotics/tcs/dynamics"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 )
 
@@ -40,30 +40,11 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if b.Node, err = NewNode(NodeConf{Distro: distro}); err != nil {
 		return nil, err
 	}
-	gc := GateConf{Node: b.Node, Log: log}
-	w, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
+	l, err := layout.Of(sc, MaxCommand)
 	if err != nil {
-		return nil, fmt.Errorf("%s: dynamics: %w", sc.File, err)
+		return nil, err
 	}
-	for j, r := range sc.Robots {
-		gr := GateRobot{Name: r.Name, Joints: []string{sc.Dynamics.Model + "_joint"}, Commands: w.CommandLen(j)}
-		if jn, ok := w.(dynamics.JointNamer); ok {
-			gr.Joints = jn.JointNames(j)
-		}
-		gc.Robots = append(gc.Robots, gr)
-	}
-	for j, r := range sc.Robots {
-		for _, c := range r.Clients {
-			gc.Clients = append(gc.Clients, GateClient{Name: c.Name, Robot: j, ROS: c.API == config.APIROS})
-		}
-	}
-	for _, rl := range sc.ROS.Relay {
-		from, ok := sc.FindClient(rl.From)
-		if !ok {
-			return nil, fmt.Errorf("ros.relay %s: no client %q", rl.Topic, rl.From)
-		}
-		gc.Relays = append(gc.Relays, GateRelay{Topic: rl.Topic, From: from.Index})
-	}
+	gc := GateConf{Node: b.Node, Log: log, Robots: l.Robots, Clients: l.Clients, Relays: l.Relays}
 	if b.Gate, err = NewGate(gc); err != nil {
 		return nil, err
 	}

@@ -14,49 +14,31 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/msgs"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 )
 
-// GateRobot is one robot as the gate publishes it.
-type GateRobot struct {
-	// Name is the robot's namespace: /<Name>/joint_states (sensor) and
-	// /<Name>/command (std_msgs/msg/Float64, actuator).
-	Name string
-	// Joints names the joints of its JointState; observations are
-	// [positions..., velocities...].
-	Joints []string
-	// Commands is how many values its command carries: 1 (default) is a
-	// std_msgs/msg/Float64, more a std_msgs/msg/Float64MultiArray of at
-	// most MaxCommand values.
-	Commands int
-}
+// GateRobot, GateClient and GateRelay are the run as the gate sees it
+// (bridge/layout, shared with the ROS 1 transport). A relay's publisher is
+// read on Topic and each other client gets it on its own topic
+// RelayTopic(client, Topic).
+type (
+	GateRobot  = layout.Robot
+	GateClient = layout.Client
+	GateRelay  = layout.Relay
+)
 
 // MaxCommand is the most command values a robot's actuator topic carries.
 const MaxCommand = 64
 
-// CommandType is the ROS 2 type of a robot's command topic.
-func (r GateRobot) CommandType() string {
+// commandType is the ROS 2 type of a robot's command topic: Float64 for
+// one value, Float64MultiArray for more.
+func commandType(r GateRobot) string {
 	if r.Commands > 1 {
 		return rmsgs.Float64MultiArray
 	}
 	return rmsgs.Float64
-}
-
-// GateClient is one client of the run (indexed like the run's clients).
-type GateClient struct {
-	Name  string
-	Robot int
-	// ROS is false for a client that is not a ROS node.
-	ROS bool
-}
-
-// GateRelay is a topic between clients: what client From publishes on
-// Topic is handed to each other client, on its own topic
-// RelayTopic(client, Topic), when its progress reaches the publish time.
-type GateRelay struct {
-	Topic string
-	From  int
 }
 
 // GateConf configures a Gate.
@@ -140,7 +122,7 @@ func ClockTopic(client string) string { return "/tcs/" + client + "/clock" }
 // SensorTopic is a robot's sensor topic (sensor_msgs/msg/JointState).
 func SensorTopic(robot string) string { return "/" + robot + "/joint_states" }
 
-// CommandTopic is a robot's actuator topic (GateRobot.CommandType).
+// CommandTopic is a robot's actuator topic (commandType).
 func CommandTopic(robot string) string { return "/" + robot + "/command" }
 
 // RelayTopic is the topic on which client receives a relayed topic.
@@ -194,7 +176,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		if r.Commands > MaxCommand {
 			return nil, fmt.Errorf("ros2 gate: robot %s: %d command values, at most %d", r.Name, r.Commands, MaxCommand)
 		}
-		rd, err := n.Reader(CommandTopic(r.Name), r.CommandType(), Commands, true)
+		rd, err := n.Reader(CommandTopic(r.Name), commandType(r), Commands, true)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,87 @@
+// Package layout is what a ROS bridge needs to know of a run, whatever
+// its transport (bridge/ros1, bridge/ros2): each robot's namespace, the
+// joints of its JointState and the length of its command, each client's
+// robot and whether it is a ROS node, and the topics relayed between
+// clients. Of builds it from a scenario.
+package layout
+
+import (
+	"fmt"
+
+	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/dynamics"
+)
+
+// Robot is one robot as a bridge publishes it.
+type Robot struct {
+	// Name is the robot's namespace: its topics are /<Name>/joint_states
+	// (sensor) and /<Name>/command (actuator).
+	Name string
+	// Joints names the joints of its JointState; the observation a sample
+	// carries is [positions..., velocities...].
+	Joints []string
+	// Commands is how many values its command carries: 1 (or 0) is a
+	// std_msgs Float64, more a Float64MultiArray.
+	Commands int
+}
+
+// Client is one client of the run; a Layout's clients are indexed like
+// the run's (robots in order, their clients in order).
+type Client struct {
+	// Name is the client's node name; it runs in its robot's namespace.
+	Name  string
+	Robot int
+	// ROS is false for a client that is not a ROS node (a native one): it
+	// gets no clock and is not waited for.
+	ROS bool
+}
+
+// Relay is a topic between clients (a planner's plans to a controller):
+// the bridge takes what client From publishes on Topic and hands it to each
+// other client that reads it when that client's progress reaches the
+// publish time.
+type Relay struct {
+	Topic string
+	From  int
+}
+
+// Layout is a run as a bridge sees it.
+type Layout struct {
+	Robots  []Robot
+	Clients []Client
+	Relays  []Relay
+}
+
+// Of builds the layout of sc. Joints and command lengths come from the
+// scenario's dynamics model (its JointNames when it has them, else one
+// joint "<model>_joint"); a body taking more than maxCommand command
+// values is an error naming the file.
+func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
+	var l Layout
+	w, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
+	if err != nil {
+		return l, fmt.Errorf("%s: dynamics: %w", sc.File, err)
+	}
+	for j, r := range sc.Robots {
+		rb := Robot{Name: r.Name, Joints: []string{sc.Dynamics.Model + "_joint"}, Commands: w.CommandLen(j)}
+		if jn, ok := w.(dynamics.JointNamer); ok {
+			rb.Joints = jn.JointNames(j)
+		}
+		if rb.Commands > maxCommand {
+			return l, fmt.Errorf("%s: dynamics %s: body %d takes %d command values, the ROS bridge at most %d",
+				sc.File, sc.Dynamics.Model, j, rb.Commands, maxCommand)
+		}
+		l.Robots = append(l.Robots, rb)
+		for _, c := range r.Clients {
+			l.Clients = append(l.Clients, Client{Name: c.Name, Robot: j, ROS: c.API == config.APIROS})
+		}
+	}
+	for _, rl := range sc.ROS.Relay {
+		from, ok := sc.FindClient(rl.From)
+		if !ok {
+			return l, fmt.Errorf("%s: ros.relay %s: no client %q", sc.File, rl.Topic, rl.From)
+		}
+		l.Relays = append(l.Relays, Relay{Topic: rl.Topic, From: from.Index})
+	}
+	return l, nil
+}
