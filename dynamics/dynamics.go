@@ -44,3 +44,25 @@ type World interface {
 type JointNamer interface {
 	JointNames(b int) []string
 }
+
+// JointNames names body b's joints in w, a world of the named model: its
+// JointNames when it has them, else the one joint "<model>_joint".
+func JointNames(w World, model string, b int) []string {
+	if jn, ok := w.(JointNamer); ok {
+		return jn.JointNames(b)
+	}
+	return []string{model + "_joint"}
+}
+
+// SplitState splits an observation [positions..., velocities...] of n
+// joints into its positions and velocities; either is nil when obs is too
+// short for it. It does not allocate.
+func SplitState(obs []float64, n int) (pos, vel []float64) {
+	if len(obs) >= n {
+		pos = obs[:n]
+	}
+	if len(obs) >= 2*n {
+		vel = obs[n : 2*n]
+	}
+	return pos, vel
+}

@@ -198,3 +198,31 @@ func FuzzNew(f *testing.F) {
 		_ = w.Now()
 	})
 }
+
+// JointNames: a model's own names when it has them (ships: several joints
+// per body), else "<model>_joint"; SplitState cuts [positions...,
+// velocities...] by that count.
+func TestJointNamesAndSplitState(t *testing.T) {
+	p, err := New("pendulum", 1, 1_000_000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := JointNames(p, "pendulum", 0); len(got) != 1 || got[0] != "pendulum_joint" {
+		t.Errorf("pendulum joints %v", got)
+	}
+	s, err := New("ships", 2, 10_000_000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := JointNames(s, "ships", 1)
+	if 2*len(names) != s.ObservationLen(1) {
+		t.Errorf("ships: %d joints for an observation of %d values", len(names), s.ObservationLen(1))
+	}
+	obs := []float64{1, 2, 3, 4}
+	if pos, vel := SplitState(obs, 2); len(pos) != 2 || len(vel) != 2 || pos[1] != 2 || vel[0] != 3 {
+		t.Errorf("SplitState(2) = %v, %v", pos, vel)
+	}
+	if pos, vel := SplitState(obs[:3], 2); len(pos) != 2 || vel != nil {
+		t.Errorf("short observation: %v, %v", pos, vel)
+	}
+}

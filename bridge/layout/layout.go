@@ -63,10 +63,7 @@ func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
 		return l, fmt.Errorf("%s: dynamics: %w", sc.File, err)
 	}
 	for j, r := range sc.Robots {
-		rb := Robot{Name: r.Name, Joints: []string{sc.Dynamics.Model + "_joint"}, Commands: w.CommandLen(j)}
-		if jn, ok := w.(dynamics.JointNamer); ok {
-			rb.Joints = jn.JointNames(j)
-		}
+		rb := Robot{Name: r.Name, Joints: dynamics.JointNames(w, sc.Dynamics.Model, j), Commands: w.CommandLen(j)}
 		if rb.Commands > maxCommand {
 			return l, fmt.Errorf("%s: dynamics %s: body %d takes %d command values, the ROS bridge at most %d",
 				sc.File, sc.Dynamics.Model, j, rb.Commands, maxCommand)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/msgs"
 )
 
@@ -334,14 +335,7 @@ func (g *Gate) remove(gc *gateConn, reason string, err error) {
 // calls).
 func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int)) {
 	r := &g.conf.Robots[j]
-	n := len(r.Joints)
-	var pos, vel []float64
-	if len(obs) >= n {
-		pos = obs[:n]
-	}
-	if len(obs) >= 2*n {
-		vel = obs[n : 2*n]
-	}
+	pos, vel := dynamics.SplitState(obs, len(r.Joints))
 	g.frame = msgs.AppendJointState(g.frame[:0], 0, msgs.Epoch+t, "", r.Joints, pos, vel, nil)
 	g.delFn = delivered
 	g.sensors[j].WriteEach(g.frame, g.onSent)

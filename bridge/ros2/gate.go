@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tcs-robotics/tcs/bridge/layout"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/msgs"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 )
@@ -128,8 +129,8 @@ func CommandTopic(robot string) string { return "/" + robot + "/command" }
 // RelayTopic is the topic on which client receives a relayed topic.
 func RelayTopic(client, topic string) string { return "/tcs/" + client + "/relay" + topic }
 
-// NewGate creates the writers (/clock and every ROS client's private clock,
-// both latched at msgs.Epoch before any client starts; the sensor topics;
+// NewGate creates the writers (/clock, latched: the caller's first Clock;
+// every ROS client's private clock, latched at msgs.Epoch; the sensor topics;
 // /diagnostics) and the command readers, announces the node on
 // ros_discovery_info and starts refreshing the matches.
 func NewGate(conf GateConf) (g *Gate, err error) {
@@ -144,9 +145,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	if g.clock, err = n.Writer("/clock", rmsgs.Clock, Latched); err != nil {
 		return nil, err
 	}
-	if err = g.clock.Write(rmsgs.AppendClock(nil, msgs.Epoch)); err != nil {
-		return nil, err
-	}
+	// /clock's first sample is the run's first Clock (virtual 0, before
+	// any client starts): writing one here too would give a reader matched
+	// in between time 0 twice.
 	if g.diag, err = n.Writer("/diagnostics", rmsgs.DiagnosticArray, QoS{Reliable: true, TransientLocal: true, Depth: 10}); err != nil {
 		return nil, err
 	}
@@ -316,14 +317,7 @@ func (g *Gate) Fd() int { return g.node.Fd() }
 // delivered with each client reached. It does not allocate.
 func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int)) {
 	r := &g.conf.Robots[j]
-	n := len(r.Joints)
-	var pos, vel []float64
-	if len(obs) >= n {
-		pos = obs[:n]
-	}
-	if len(obs) >= 2*n {
-		vel = obs[n : 2*n]
-	}
+	pos, vel := dynamics.SplitState(obs, len(r.Joints))
 	g.buf = rmsgs.AppendJointState(g.buf[:0], msgs.Epoch+t, "", r.Joints, pos, vel, nil)
 	if err := g.sensors[j].Write(g.buf); err != nil {
 		g.note("sensor")

@@ -65,16 +65,9 @@ func RunPD(ctx context.Context, args []string, logw io.Writer) error {
 		return fmt.Errorf("node %s: %w", cl.fullName(), err)
 	}
 
-	n, err := goroslib.NewNode(goroslib.NodeConf{
-		MasterAddress:   cl.master,
-		Namespace:       cl.namespace,
-		Name:            cl.name,
-		Host:            cl.host,
-		LogDestinations: goroslib.LogDestinationRosout | goroslib.LogDestinationCallback,
-		OnLog:           logTo(logw),
-	})
+	n, err := cl.startNode(logw)
 	if err != nil {
-		return fmt.Errorf("start node %s (master %s): %w", cl.fullName(), cl.master, err)
+		return err
 	}
 	defer n.Close()
 
@@ -233,4 +226,21 @@ func logTo(w io.Writer) func(goroslib.LogLevel, string) {
 		defer mu.Unlock()
 		fmt.Fprintf(w, "[%s] %s\n", names[l], msg)
 	}
+}
+
+// startNode starts the goroslib node the command line describes (master,
+// namespace, name, host), logging to /rosout and to logw.
+func (cl *commandLine) startNode(logw io.Writer) (*goroslib.Node, error) {
+	n, err := goroslib.NewNode(goroslib.NodeConf{
+		MasterAddress:   cl.master,
+		Namespace:       cl.namespace,
+		Name:            cl.name,
+		Host:            cl.host,
+		LogDestinations: goroslib.LogDestinationRosout | goroslib.LogDestinationCallback,
+		OnLog:           logTo(logw),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start node %s (master %s): %w", cl.fullName(), cl.master, err)
+	}
+	return n, nil
 }

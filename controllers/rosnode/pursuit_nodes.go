@@ -72,16 +72,9 @@ func startPursuit(name string, args []string, logw io.Writer, command bool) (*pu
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cl.fullName(), err)
 	}
-	n, err := goroslib.NewNode(goroslib.NodeConf{
-		MasterAddress:   cl.master,
-		Namespace:       cl.namespace,
-		Name:            cl.name,
-		Host:            cl.host,
-		LogDestinations: goroslib.LogDestinationRosout | goroslib.LogDestinationCallback,
-		OnLog:           logTo(logw),
-	})
+	n, err := cl.startNode(logw)
 	if err != nil {
-		return nil, fmt.Errorf("start node %s (master %s): %w", cl.fullName(), cl.master, err)
+		return nil, err
 	}
 	p := &pursuitNode{cl: cl, n: n, fresh: make(chan struct{}, 1), gone: make(chan error, 1), stop: make(chan struct{})}
 	if err := setParams(n, cl.params); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tcs-robotics/tcs/coordinator"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/msgs"
 	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
@@ -84,7 +85,7 @@ func (r *runner) recOpen() error {
 			k = record.Float64MultiArray
 		}
 		h.command = append(h.command, add(k.Channel("/"+rb.Name+"/command")))
-		h.joints = append(h.joints, []string{r.sc.Dynamics.Model + "_joint"})
+		h.joints = append(h.joints, dynamics.JointNames(r.world, r.sc.Dynamics.Model, j))
 		h.robotNames = append(h.robotNames, rb.Name)
 	}
 	if r.bridge != nil {
@@ -124,15 +125,7 @@ func (r *runner) recStep(t int64) {
 			break
 		}
 		if w := h.rec.Begin(h.sensor[j], t, t); w != nil {
-			n := len(h.joints[j])
-			obs := r.obs[j][:r.obsN[j]]
-			var pos, vel []float64
-			if len(obs) >= n {
-				pos = obs[:n]
-			}
-			if len(obs) >= 2*n {
-				vel = obs[n : 2*n]
-			}
+			pos, vel := dynamics.SplitState(r.obs[j][:r.obsN[j]], len(h.joints[j]))
 			record.EncodeJointState(w, msgs.Epoch+t, h.joints[j], pos, vel)
 			h.rec.Commit()
 		}

@@ -208,7 +208,8 @@ type runner struct {
 	// published for the status goroutine
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
 
-	recH recHook // the recording (record.go)
+	recH   recHook // the recording (record.go)
+	settle settler // the bridge, when it must settle before a block is final (DDS)
 }
 
 // recorder adapts the runner to coordinator.Recorder.
@@ -338,6 +339,7 @@ func (r *runner) prepare() error {
 		return fmt.Errorf("%s: clients with api: ros need the ROS bridge", sc.File)
 	}
 	r.bridge = r.rc.Bridge
+	r.settle, _ = r.bridge.(settler)
 	r.diagEvery = sc.ROS.DiagnosticsPeriod.Nanoseconds()
 	if r.diagEvery <= 0 {
 		r.diagEvery = 1e9
@@ -812,7 +814,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		// A DDS bridge hands what arrived on to its fd from its own
 		// receive threads: let a command sent just before blocking get
 		// there, so that it is stamped now (bridge/ros2.Gate.Settle).
-		if s, ok := r.bridge.(settler); ok && s.Settle() {
+		if r.settle != nil && r.settle.Settle() {
 			msg = true
 		}
 	}
