@@ -41,27 +41,19 @@ type DeliveryResult struct {
 	GatedAll, PlainAll Stats
 	// Lost counts messages some subscriber never got.
 	GatedLost, PlainLost int
+	// ROS2 is the same gated delivery over ROS 2 (bridge/ros2), measured
+	// in the same run; nil when this binary was built without the ros2 tag.
+	ROS2 *ROS2Delivery
 }
 
-// Delivery measures the wall-clock cost of one gated delivery of a
+// deliveryROS1 measures the wall-clock cost of one gated delivery of a
 // sensor_msgs/JointState fanned out to o.Subscribers goroslib nodes, against
 // goroslib's own Publisher.Write to the same nodes, in one run on an
 // embedded master (no ROS installation needed). The messages of both
-// publishers alternate, paced at o.Rate.
-func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
+// publishers alternate, paced at o.Rate. Delivery runs it.
+func deliveryROS1(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 	var res DeliveryResult
-	if o.Subscribers <= 0 {
-		o.Subscribers = 8
-	}
-	if o.Rate <= 0 {
-		o.Rate = 1000
-	}
-	if o.Messages <= 0 {
-		o.Messages = 2000
-	}
-	if o.Joints <= 0 {
-		o.Joints = 6
-	}
+	o = o.withDefaults()
 	m, err := master.New(master.Conf{Addr: "127.0.0.1:0"})
 	if err != nil {
 		return res, fmt.Errorf("bench delivery: %w", err)
@@ -199,27 +191,8 @@ func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 	time.Sleep(500 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
-	all := func(tab [][]int64, sent []int64) ([]int64, int) {
-		var d []int64
-		lost := 0
-		for k := range n {
-			last, ok := int64(0), true
-			for _, t := range tab[k] {
-				if t == 0 {
-					ok = false
-				}
-				last = max(last, t)
-			}
-			if !ok {
-				lost++
-				continue
-			}
-			d = append(d, last-sent[k])
-		}
-		return d, lost
-	}
-	dG, lostG := all(gotG, sentG)
-	dP, lostP := all(gotP, sentP)
+	dG, lostG := lastArrivals(gotG, sentG, 0)
+	dP, lostP := lastArrivals(gotP, sentP, 0)
 	res = DeliveryResult{GatedCall: stats(callG), PlainCall: stats(callP), GatedAll: stats(dG), PlainAll: stats(dP),
 		GatedLost: lostG, PlainLost: lostP}
 	fmt.Fprintf(w, "delivery: sensor_msgs/JointState (%d joints) at %d Hz to %d goroslib subscribers, %d messages each (µs: median / p99 / max)\n",
@@ -236,4 +209,27 @@ func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 		return res, errors.New("bench delivery: the gated publisher lost messages")
 	}
 	return res, nil
+}
+
+// lastArrivals returns, for each message k that every subscriber got, the
+// time from its sending (sent[k]) to its last arrival (tab[k][i] - base),
+// and how many messages some subscriber never got (an arrival of 0).
+func lastArrivals(tab [][]int64, sent []int64, base int64) ([]int64, int) {
+	var d []int64
+	lost := 0
+	for k := range tab {
+		last, ok := int64(0), true
+		for _, t := range tab[k] {
+			if t == 0 {
+				ok = false
+			}
+			last = max(last, t)
+		}
+		if !ok {
+			lost++
+			continue
+		}
+		d = append(d, last-base-sent[k])
+	}
+	return d, lost
 }

@@ -32,12 +32,14 @@ func benchDispatch(args []string, stdout, stderr io.Writer) int {
 }
 
 // benchDelivery runs `tcs bench delivery`: the wall-clock cost of a gated
-// ROS 1 delivery against goroslib's Publisher.Write, in one run.
+// ROS 1 delivery against goroslib's Publisher.Write, in one run; built with
+// the ros2 tag, the same run also measures the gated ROS 2 delivery and
+// prints it beside the ROS 1 one.
 func benchDelivery(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tcs bench delivery", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o bench.DeliveryOpts
-	fs.IntVar(&o.Subscribers, "subscribers", 8, "goroslib subscriber nodes")
+	fs.IntVar(&o.Subscribers, "subscribers", 8, "subscribers (goroslib nodes; with ros2, as many DDS readers too)")
 	fs.IntVar(&o.Rate, "rate", 1000, "publishing rate (Hz)")
 	fs.IntVar(&o.Messages, "messages", 2000, "messages per publisher")
 	fs.IntVar(&o.Joints, "joints", 6, "joints in each sensor_msgs/JointState")

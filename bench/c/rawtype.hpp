@@ -1,4 +1,5 @@
-// rawtype.hpp: the pieces the Fast DDS test programs share: a TopicDataType
+// rawtype.hpp: the pieces the Fast DDS programs share (the bench's readers,
+// embedded in tcs, and the test programs of test/controllers/ros2): a TopicDataType
 // carrying a sample's CDR bytes (encapsulation header included) under any
 // ROS 2 type name, and a participant and endpoints configured the way
 // rmw_fastrtps_cpp (Humble) configures its own: USER_DATA "enclave=/;",
