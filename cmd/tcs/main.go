@@ -6,7 +6,7 @@
 //	tcs run FILE [--mode M] [--out DIR]   run a scenario
 //	tcs check FILE...                     validate scenario files
 //	tcs bench dispatch                    the dispatch cycle against C
-//	tcs bench delivery                    gated ROS 1 delivery against goroslib
+//	tcs bench delivery                    gated ROS 1 delivery against goroslib (and ROS 2, built with -tags ros2)
 //	tcs client NAME [ARGS]                a bundled client (pd, planner, ...)
 package main
 
@@ -45,7 +45,7 @@ usage:
   tcs report DIR|FILE [--plots D] the closing table and plots (PNG, SVG) from DIR/run.mcap alone
   tcs play DIR|FILE [--rate R]    republish a recording over ROS 1 with /clock (like rosbag play --clock)
   tcs bench dispatch [flags]      measure the dispatch cycle against the same cycle in C
-  tcs bench delivery [flags]      measure gated ROS 1 delivery against goroslib's Publisher.Write
+  tcs bench delivery [flags]      gated ROS 1 delivery against goroslib's Publisher.Write, and ROS 2 against ROS 1 (-tags ros2)
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
   tcs attach --name N [--robot R --period P --priority K --class C] -- CMD [ARGS]
                                   join a starting run as its client N (attach: true), e.g. as a
