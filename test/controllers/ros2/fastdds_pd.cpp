@@ -15,7 +15,7 @@
 //
 // Samples are encoded and decoded with fastcdr (libfastcdr-dev).
 //
-// Build: g++ -O2 -std=c++17 fastdds_pd.cpp -o fastdds_pd -lfastrtps -lfastcdr
+// Build: g++ -O2 -std=c++17 -I .. -I ../../../bench/c fastdds_pd.cpp -o fastdds_pd -lfastrtps -lfastcdr
 // Run:   ./fastdds_pd --ros-args -p use_sim_time:=true -p rate:=100 -r __node:=pd -r __ns:=/arm -r /clock:=/tcs/pd/clock
 #include <fastcdr/Cdr.h>
 #include <fastcdr/FastBuffer.h>
@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "pdlaw.hpp"
 #include "rawtype.hpp"
 
 namespace {
@@ -35,31 +36,7 @@ using eprosima::fastcdr::Cdr;
 using eprosima::fastcdr::FastBuffer;
 using tcs2::Bytes;
 
-constexpr double kKp = 40, kKd = 8, kKe = 2, kCatch = 0.5, kMaxTorque = 5;
-constexpr double kMass = 1, kLength = 1, kGravity = 9.81;
-
-double WrapAngle(double a) {
-  a = std::fmod(a + M_PI, 2 * M_PI);
-  if (a <= 0) a += 2 * M_PI;
-  return a - M_PI;
-}
-
-double Torque(double theta, double thetadot, double target) {
-  const double e = WrapAngle(theta - target);
-  double u;
-  if (std::fabs(e) < kCatch) {
-    u = -kKp * e - kKd * thetadot;
-  } else {
-    const double inertia = kMass * kLength * kLength;
-    const double mgl = kMass * kGravity * kLength;
-    const double energy = 0.5 * inertia * thetadot * thetadot - mgl * std::cos(theta);
-    const double want = -mgl * std::cos(target);
-    double dir = thetadot < 0 ? -1 : 1;
-    u = kKe * (want - energy) * dir;
-  }
-  if (std::isnan(u)) return 0;
-  return std::max(-kMaxTorque, std::min(kMaxTorque, u));
-}
+using pdlaw::Torque;
 
 std::atomic<bool> g_stop{false};
 
