@@ -105,6 +105,21 @@ func warnings(out string) string {
 	return w.String()
 }
 
+// interrupt sends SIGINT to tcs and waits (up to 30 s) for it to exit.
+func interrupt(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tcs did not stop within 30 s of SIGINT\n%s", out.String())
+	}
+}
+
 func readSummary(t *testing.T, dir string) *report.Summary {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
@@ -385,16 +400,7 @@ func TestSIGINTWritesSummary(t *testing.T) {
 	needRT(t)
 	cmd, out, buf := startLong(t)
 	pids := childPids(t, out)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("tcs did not stop within 30 s of SIGINT\n%s", buf.String())
-	}
+	interrupt(t, cmd, buf)
 	s := readSummary(t, out)
 	if s.Ended != report.EndInterrupted {
 		t.Errorf("ended = %q, want %q", s.Ended, report.EndInterrupted)

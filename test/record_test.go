@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -202,16 +201,7 @@ func startDemo(t *testing.T) (*exec.Cmd, string, *bytes.Buffer) {
 func TestRecordingSIGINT(t *testing.T) {
 	needRT(t)
 	cmd, out, buf := startDemo(t)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("tcs did not stop within 30 s of SIGINT\n%s", buf.String())
-	}
+	interrupt(t, cmd, buf)
 	s := readSummary(t, out)
 	if s.Ended != report.EndInterrupted || s.VirtualS >= 60 {
 		t.Fatalf("ended %q at %g s", s.Ended, s.VirtualS)
