@@ -82,3 +82,25 @@ func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
 	}
 	return l, nil
 }
+
+// Check reports what a gate cannot serve: a client of no robot, a robot
+// taking more than maxCommand command values, a relay whose publisher is
+// not a ROS client.
+func Check(robots []Robot, clients []Client, relays []Relay, maxCommand int) error {
+	for _, c := range clients {
+		if c.Robot < 0 || c.Robot >= len(robots) {
+			return fmt.Errorf("client %s: robot %d out of range", c.Name, c.Robot)
+		}
+	}
+	for _, r := range robots {
+		if r.Commands > maxCommand {
+			return fmt.Errorf("robot %s: %d command values, at most %d", r.Name, r.Commands, maxCommand)
+		}
+	}
+	for _, rl := range relays {
+		if rl.From < 0 || rl.From >= len(clients) || !clients[rl.From].ROS {
+			return fmt.Errorf("relay %s: publisher %d is not a ROS client", rl.Topic, rl.From)
+		}
+	}
+	return nil
+}

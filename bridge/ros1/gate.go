@@ -104,6 +104,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	if conf.Node == nil {
 		return nil, errors.New("gate: no node")
 	}
+	if err := layout.Check(conf.Robots, conf.Clients, conf.Relays, MaxCommand); err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
 	g = &Gate{conf: conf, byCaller: map[string]int{}, rejLog: map[string]bool{}}
 	g.delFn = func(int) {}
 	g.onSent = g.delivered
@@ -134,9 +137,6 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		return nil, err
 	}
 	for i, c := range conf.Clients {
-		if c.Robot < 0 || c.Robot >= len(conf.Robots) {
-			return nil, fmt.Errorf("gate: client %s: robot %d out of range", c.Name, c.Robot)
-		}
 		id := ClientCallerID(conf.Robots[c.Robot].Name, c.Name)
 		g.callers = append(g.callers, id)
 		if !c.ROS {
@@ -157,17 +157,11 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, p)
-		if r.Commands > MaxCommand {
-			return nil, fmt.Errorf("gate: robot %s: %d command values, at most %d", r.Name, r.Commands, MaxCommand)
-		}
 		if _, err := n.Subscribe(CommandTopic(r.Name), commandType(r), func(in *InConn) { g.add(j, in) }); err != nil {
 			return nil, err
 		}
 	}
 	for k, rl := range conf.Relays {
-		if rl.From < 0 || rl.From >= len(conf.Clients) || !conf.Clients[rl.From].ROS {
-			return nil, fmt.Errorf("gate: relay %s: publisher %d is not a ROS client", rl.Topic, rl.From)
-		}
 		g.relays = append(g.relays, &gateRelay{GateRelay: rl})
 		if _, err := n.Subscribe(rl.Topic, AnyType, func(in *InConn) { g.addRelay(k, in) }); err != nil {
 			return nil, err

@@ -137,6 +137,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	if conf.Node == nil {
 		return nil, errors.New("ros2 gate: no node")
 	}
+	if err := layout.Check(conf.Robots, conf.Clients, conf.Relays, MaxCommand); err != nil {
+		return nil, fmt.Errorf("ros2 gate: %w", err)
+	}
 	n := conf.Node
 	g = &Gate{conf: conf, node: n, logged: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{}),
 		buf: make([]byte, 0, 4096), in: make([]byte, 1<<16)}
@@ -152,9 +155,6 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		return nil, err
 	}
 	for _, c := range conf.Clients {
-		if c.Robot < 0 || c.Robot >= len(conf.Robots) {
-			return nil, fmt.Errorf("ros2 gate: client %s: robot %d out of range", c.Name, c.Robot)
-		}
 		if !c.ROS {
 			g.private = append(g.private, nil)
 			continue
@@ -174,9 +174,6 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, w)
-		if r.Commands > MaxCommand {
-			return nil, fmt.Errorf("ros2 gate: robot %s: %d command values, at most %d", r.Name, r.Commands, MaxCommand)
-		}
 		rd, err := n.Reader(CommandTopic(r.Name), commandType(r), Commands, true)
 		if err != nil {
 			return nil, err
@@ -184,9 +181,6 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		g.cmds = append(g.cmds, rd)
 	}
 	for _, rl := range conf.Relays {
-		if rl.From < 0 || rl.From >= len(conf.Clients) || !conf.Clients[rl.From].ROS {
-			return nil, fmt.Errorf("ros2 gate: relay %s: publisher %d is not a ROS client", rl.Topic, rl.From)
-		}
 		if _, err := rmsgs.TopicName(rl.Topic); err != nil {
 			return nil, fmt.Errorf("ros2 gate: relay: %w", err)
 		}
