@@ -52,3 +52,28 @@ func TestOfPursuit(t *testing.T) {
 		t.Errorf("maxCommand 1: err %v", err)
 	}
 }
+
+func TestCheck(t *testing.T) {
+	robots := []Robot{{Name: "r", Commands: 3}}
+	clients := []Client{{Name: "a", Robot: 0, ROS: true}, {Name: "n", Robot: 0}}
+	if err := Check(robots, clients, []Relay{{Topic: "/p", From: 0}}, 3); err != nil {
+		t.Fatalf("a valid layout: %v", err)
+	}
+	for _, c := range []struct {
+		name    string
+		robots  []Robot
+		clients []Client
+		relays  []Relay
+		want    string
+	}{
+		{"client of no robot", robots, []Client{{Name: "a", Robot: 1}}, nil, "client a: robot 1 out of range"},
+		{"too many commands", []Robot{{Name: "r", Commands: 4}}, clients, nil, "robot r: 4 command values, at most 3"},
+		{"relay from a native client", robots, clients, []Relay{{Topic: "/p", From: 1}}, "relay /p: publisher 1 is not a ROS client"},
+		{"relay from nobody", robots, clients, []Relay{{Topic: "/p", From: 5}}, "relay /p: publisher 5 is not a ROS client"},
+	} {
+		err := Check(c.robots, c.clients, c.relays, 3)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
