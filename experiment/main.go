@@ -14,7 +14,7 @@ import (
 )
 
 const usage = `usage:
-  tcs experiment pursuit [--trials N] [--duration S] [--budget S] [--modes M,M] [--long S] [--out DIR]
+  tcs experiment pursuit [--trials N] [--duration S] [--budget S] [--modes M,M] [--long S] [--out DIR] [--report-only]
   tcs experiment pendulum [--duration S] [--free-duration S] [--work D] [--quantum D] [--out DIR]`
 
 // Main is tcs experiment NAME [flags]; it returns the exit code.
@@ -46,6 +46,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fs.Float64Var(&c.Quantum, "quantum", 5, "quantum, ms")
 		fs.Float64Var(&c.LongDuration, "long", 60, "virtual seconds of one more consistent run (0: none)")
 		modes := fs.String("modes", "consistent,lockstep,free", "modes to run")
+		fs.BoolVar(&c.ReportOnly, "report-only", false, "render the report of the runs already in --out, running nothing")
 		if err := fs.Parse(args[1:]); err != nil {
 			return 2
 		}

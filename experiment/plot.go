@@ -46,8 +46,22 @@ func linePlot(dir, name, title, xl, yl string, ss []series, dots bool) error {
 
 // linePlotLegend is linePlot with the legend at the top left when left.
 func linePlotLegend(dir, name, title, xl, yl string, ss []series, dots, left bool) error {
+	return linePlotOpts(dir, name, title, xl, yl, ss, plotOpts{dots: dots, left: left})
+}
+
+// plotOpts are linePlotOpts' choices: points instead of lines, the legend
+// at the left, a logarithmic y axis (every y must be > 0).
+type plotOpts struct{ dots, left, logY bool }
+
+// linePlotOpts draws each series as a line (or points) in one plot.
+func linePlotOpts(dir, name, title, xl, yl string, ss []series, o plotOpts) error {
+	dots := o.dots
 	p := plot.New()
-	p.Legend.Left = left
+	p.Legend.Left = o.left
+	if o.logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xl, yl
 	p.Add(plotter.NewGrid())
 	for i, s := range ss {

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
 )
 
@@ -32,6 +34,9 @@ type PursuitConf struct {
 	Progress io.Writer
 	// Stop ends the experiment early when closed.
 	Stop <-chan struct{}
+	// ReportOnly re-renders the report from the runs already in Out
+	// (its trials.json) without running anything.
+	ReportOnly bool
 }
 
 // pursuitYAML is the scenario of one pursuit trial.
@@ -109,6 +114,9 @@ func Pursuit(c PursuitConf) error {
 	if err := os.MkdirAll(c.Out, 0o755); err != nil {
 		return fmt.Errorf("pursuit: %w", err)
 	}
+	if c.ReportOnly {
+		return pursuitReportOnly(c)
+	}
 	var trials []*trial
 	run := func(mode string, k int, dur float64, long bool) error {
 		name := fmt.Sprintf("%s-%02d", mode, k+1)
@@ -124,18 +132,9 @@ func Pursuit(c PursuitConf) error {
 		if err != nil {
 			return err
 		}
-		t, d, err := readSamples(filepath.Join(dir, "logs", "prey.log"))
+		tr, err := loadTrial(dir, mode, k+1, long, sum)
 		if err != nil {
 			return err
-		}
-		tr := &trial{Mode: mode, Trial: k + 1, Dir: dir, Sum: sum, T: t, D: d, Long: long,
-			MedianD: quantile(d, 0.5), DriftFin: sum.DriftFinalS, DriftP99: sum.DriftP99S, DriftMax: sum.DriftMaxS,
-			Overhead: sum.Overhead.Fraction, VirtualS: sum.VirtualS, WallS: sum.WallS, Plans: sum.Relayed,
-			QuantumS: sum.QuantumS, Coord: sum.Overhead.CoordinatorS, ClientsS: sum.Overhead.ClientsS, DynamicsS: sum.Overhead.DynamicsS}
-		for _, cl := range sum.Clients {
-			if cl.Name == "planner" {
-				tr.PlannerS = cl.CPUS
-			}
 		}
 		trials = append(trials, tr)
 		return writeTrials(c.Out, trials)
@@ -151,6 +150,75 @@ func Pursuit(c PursuitConf) error {
 		if err := run("consistent", 0, c.LongDuration, true); err != nil {
 			return err
 		}
+	}
+	return pursuitReport(c, trials)
+}
+
+// loadTrial reads one run's results from its folder: sum (read from
+// dir/summary.json when nil) and the prey's distance samples.
+func loadTrial(dir, mode string, k int, long bool, sum *report.Summary) (*trial, error) {
+	if sum == nil {
+		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			return nil, fmt.Errorf("pursuit: %w", err)
+		}
+		sum = new(report.Summary)
+		if err := json.Unmarshal(b, sum); err != nil {
+			return nil, fmt.Errorf("pursuit: %s: %w", filepath.Join(dir, "summary.json"), err)
+		}
+	}
+	t, d, err := readSamples(filepath.Join(dir, "logs", "prey.log"))
+	if err != nil {
+		return nil, err
+	}
+	tr := &trial{Mode: mode, Trial: k, Dir: dir, Sum: sum, T: t, D: d, Long: long,
+		MedianD: quantile(d, 0.5), DriftFin: sum.DriftFinalS, DriftP99: sum.DriftP99S, DriftMax: sum.DriftMaxS,
+		Overhead: sum.Overhead.Fraction, VirtualS: sum.VirtualS, WallS: sum.WallS, Plans: sum.Relayed,
+		QuantumS: sum.QuantumS, Coord: sum.Overhead.CoordinatorS, ClientsS: sum.Overhead.ClientsS, DynamicsS: sum.Overhead.DynamicsS}
+	for _, cl := range sum.Clients {
+		if cl.Name == "planner" {
+			tr.PlannerS = cl.CPUS
+		}
+	}
+	return tr, nil
+}
+
+// pursuitReportOnly renders the report of the runs listed in
+// c.Out/trials.json; the modes are those of the runs, in their order.
+func pursuitReportOnly(c PursuitConf) error {
+	path := filepath.Join(c.Out, "trials.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("pursuit: %w (run the experiment first)", err)
+	}
+	var listed []*trial
+	if err := json.Unmarshal(b, &listed); err != nil {
+		return fmt.Errorf("pursuit: %s: %w", path, err)
+	}
+	var trials []*trial
+	c.Modes, c.Trials, c.LongDuration = nil, 0, 0
+	for _, l := range listed {
+		t, err := loadTrial(l.Dir, l.Mode, l.Trial, l.Long, nil)
+		if err != nil {
+			return err
+		}
+		trials = append(trials, t)
+		switch {
+		case t.Long:
+			c.LongDuration = t.VirtualS
+		case !slices.Contains(c.Modes, t.Mode):
+			c.Modes = append(c.Modes, t.Mode)
+			c.Duration = t.VirtualS
+		}
+		if !t.Long {
+			c.Trials = max(c.Trials, t.Trial)
+		}
+		if t.QuantumS > 0 {
+			c.Quantum = t.QuantumS * 1e3
+		}
+	}
+	if len(trials) == 0 {
+		return fmt.Errorf("pursuit: %s lists no runs", path)
 	}
 	return pursuitReport(c, trials)
 }
@@ -273,7 +341,43 @@ func pursuitReport(c PursuitConf, trials []*trial) error {
 	if err := writeCSV(c.Out, "pursuit_drift", []string{"mode", "trial", "virtual_s", "planner_cpu_s", "drift_final_s", "drift_p99_s", "drift_max_s"}, drows); err != nil {
 		return err
 	}
+	if err := driftTimePlot(c.Out, trials); err != nil {
+		return err
+	}
 	return writePursuitMD(c, trials, stats)
+}
+
+// driftTimePlot draws Δ against virtual time (from each run's /tcs/status
+// records in run.mcap) for trial 1 of each mode and the long run, on a log
+// scale: lockstep's Δ grows with the planner's CPU while consistent's stays
+// under the quantum.
+func driftTimePlot(dir string, trials []*trial) error {
+	var lines []series
+	var rows [][]string
+	for _, t := range trials {
+		if t.Trial != 1 {
+			continue
+		}
+		run, err := record.ReadRun(filepath.Join(t.Dir, "run.mcap"))
+		if err != nil {
+			return fmt.Errorf("pursuit: %w", err)
+		}
+		name := t.Mode
+		if t.Long {
+			name = fmt.Sprintf("%s %g s", t.Mode, t.VirtualS)
+		}
+		s := series{name: name}
+		for _, st := range run.Status {
+			x, y := float64(st.WorldNs)/1e9, float64(max(st.DriftNs, 1000))/1e9
+			s.x, s.y = append(s.x, x), append(s.y, y)
+			rows = append(rows, []string{name, ff(x), ff(float64(st.DriftNs) / 1e9)})
+		}
+		lines = append(lines, s)
+	}
+	if err := linePlotOpts(dir, "pursuit_drift_time", "Δ over virtual time, trial 1 (log scale; floor 1 µs)", "virtual time (s)", "Δ (s)", lines, plotOpts{logY: true}); err != nil {
+		return err
+	}
+	return writeCSV(dir, "pursuit_drift_time", []string{"run", "t_s", "drift_s"}, rows)
 }
 
 func writePursuitMD(c PursuitConf, trials []*trial, stats []modeStats) error {
@@ -281,8 +385,8 @@ func writePursuitMD(c PursuitConf, trials []*trial, stats []modeStats) error {
 	fmt.Fprintf(&b, "# Pursuit (paper 000 §4), reproduced\n\n")
 	fmt.Fprintf(&b, "`tcs experiment pursuit --trials %d`: %d trial(s) per mode, %g s virtual each, planner budget %g s CPU per plan, quantum %g ms, dynamics step 10 ms, prey and predator controller at 100 Hz; prey seed = trial number (the same in every mode). Every run's summary.json is under `runs/`; `trials.json` lists them.\n\n",
 		c.Trials, c.Trials, c.Duration, c.Budget, c.Quantum)
-	b.WriteString("![distance histogram](pursuit_distance_hist.png) ![distance over time](pursuit_distance_time.png) ![drift](pursuit_drift.png)\n\n")
-	b.WriteString("Plots (PNG and SVG) and the CSV behind each: `pursuit_distance_hist`, `pursuit_distance_time`, `pursuit_drift`.\n\n")
+	b.WriteString("![distance histogram](pursuit_distance_hist.png) ![distance over time](pursuit_distance_time.png) ![drift over time](pursuit_drift_time.png) ![drift](pursuit_drift.png)\n\n")
+	b.WriteString("Plots (PNG and SVG) and the CSV behind each: `pursuit_distance_hist`, `pursuit_distance_time`, `pursuit_drift_time`, `pursuit_drift`.\n\n")
 	b.WriteString("## Per mode\n\n| mode | trials | samples | median distance (m) | p10–p90 (m) | Δ final, mean (s) | Δ final / virtual | Δ p99, max over trials (s) | Δ max (s) | planner CPU per trial (s) | wall per trial (s) | overhead fraction, max |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range stats {
 		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f–%.2f | %.4g | %.3g | %.4g | %.4g | %.2f | %.1f | %.4f |\n",
