@@ -50,7 +50,7 @@ func rosController(t *testing.T, lang string) []string {
 			t.Skipf("roscpp missing (pkg-config: %v): install libroscpp-dev libstd-msgs-dev libsensor-msgs-dev", err)
 		}
 		bin := filepath.Join(t.TempDir(), "pd")
-		args := append([]string{"-O2", "-std=c++17", "-I", "controllers", "controllers/roscpp/pd.cpp", "-o", bin}, strings.Fields(string(flags))...)
+		args := append([]string{"-O2", "-std=c++17", "controllers/roscpp/pd.cpp", "-o", bin}, strings.Fields(string(flags))...)
 		if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
 			t.Fatalf("build the roscpp controller: %v\n%s", err, out)
 		}

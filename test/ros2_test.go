@@ -47,7 +47,7 @@ func ros2Build(t *testing.T) string {
 		}
 		steps := [][]string{
 			{"go", "build", "-tags", "ros2", "-o", filepath.Join(ros2Dir, "tcs"), "../cmd/tcs"},
-			{"g++", "-O2", "-std=c++17", "-I", "../bench/c", "-I", "controllers", "controllers/ros2/fastdds_pd.cpp", "-o", filepath.Join(ros2Dir, "fastdds_pd"), "-lfastrtps", "-lfastcdr"},
+			{"g++", "-O2", "-std=c++17", "-I", "../bench/c", "controllers/ros2/fastdds_pd.cpp", "-o", filepath.Join(ros2Dir, "fastdds_pd"), "-lfastrtps", "-lfastcdr"},
 			{"g++", "-O2", "-std=c++17", "-I", "../bench/c", "controllers/ros2/fastdds_probe.cpp", "-o", filepath.Join(ros2Dir, "fastdds_probe"), "-lfastrtps", "-lfastcdr"},
 		}
 		var wg sync.WaitGroup

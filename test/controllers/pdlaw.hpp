@@ -1,6 +1,6 @@
 // pdlaw.hpp: controllers/pdlaw.go's DefaultPD (swing-up by energy pumping,
 // PD near the target) for the C++ test controllers (roscpp/pd.cpp and
-// ros2/fastdds_pd.cpp). Header-only; compile with -I test/controllers.
+// ros2/fastdds_pd.cpp). Header-only; included as "../pdlaw.hpp".
 #pragma once
 
 #include <algorithm>

@@ -15,7 +15,7 @@
 //
 // Samples are encoded and decoded with fastcdr (libfastcdr-dev).
 //
-// Build: g++ -O2 -std=c++17 -I .. -I ../../../bench/c fastdds_pd.cpp -o fastdds_pd -lfastrtps -lfastcdr
+// Build: g++ -O2 -std=c++17 -I ../../../bench/c fastdds_pd.cpp -o fastdds_pd -lfastrtps -lfastcdr
 // Run:   ./fastdds_pd --ros-args -p use_sim_time:=true -p rate:=100 -r __node:=pd -r __ns:=/arm -r /clock:=/tcs/pd/clock
 #include <fastcdr/Cdr.h>
 #include <fastcdr/FastBuffer.h>
@@ -27,7 +27,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "pdlaw.hpp"
+#include "../pdlaw.hpp"
 #include "rawtype.hpp"
 
 namespace {

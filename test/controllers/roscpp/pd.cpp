@@ -9,7 +9,7 @@
 //
 // Build (Debian: libroscpp-dev libstd-msgs-dev libsensor-msgs-dev):
 //
-//   g++ -O2 -std=c++17 -I .. pd.cpp -o pd $(pkg-config --cflags --libs roscpp std_msgs sensor_msgs)
+//   g++ -O2 -std=c++17 pd.cpp -o pd $(pkg-config --cflags --libs roscpp std_msgs sensor_msgs)
 //
 // Run:
 //
@@ -23,7 +23,7 @@
 #include <cstdio>
 #include <string>
 
-#include "pdlaw.hpp"
+#include "../pdlaw.hpp"
 
 namespace {
 
