@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foxglove/mcap/go/mcap"
 
@@ -176,6 +177,7 @@ func TestRecorder(t *testing.T) {
 	if ok != 8 || r.Dropped() != 12 {
 		t.Fatalf("committed %d, dropped %d; want 8 and 12", ok, r.Dropped())
 	}
+	time.Sleep(20 * time.Millisecond) // the writer is asleep in its poll: Close must wake it
 	if err := r.Close([]Attachment{{Name: "summary.json", Data: []byte("{}")}}, map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
 	}

@@ -105,6 +105,7 @@ type Recorder struct {
 
 	// writer side
 	closing  atomic.Bool
+	wake     chan struct{} // Drain wakes the writer from its poll sleep
 	done     chan struct{}
 	written  [MaxChannels]bool
 	schemas  map[string]uint16
@@ -162,7 +163,7 @@ func Create(conf Conf) (*Recorder, error) {
 		return nil, fmt.Errorf("record: %s: header: %w", conf.Path, err)
 	}
 	r := &Recorder{conf: conf, f: f, mw: mw, slots: make([]slot, n), mask: uint64(n - 1),
-		done: make(chan struct{}), schemas: map[string]uint16{}}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), schemas: map[string]uint16{}}
 	for i := range r.slots {
 		r.slots[i].buf = make([]byte, 0, conf.SlotBytes)
 	}
@@ -298,12 +299,18 @@ func (r *Recorder) Close(att []Attachment, meta map[string]string) error {
 // record committed; Stats are then final. Close drains too.
 func (r *Recorder) Drain() {
 	r.closing.Store(true)
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 	<-r.done
 }
 
 // loop is the writer goroutine.
 func (r *Recorder) loop() {
 	defer close(r.done)
+	poll := time.NewTimer(r.conf.Poll)
+	defer poll.Stop()
 	for {
 		closing := r.closing.Load()
 		h := r.head.Load()
@@ -314,7 +321,11 @@ func (r *Recorder) loop() {
 		if closing {
 			return
 		}
-		time.Sleep(r.conf.Poll)
+		poll.Reset(r.conf.Poll)
+		select {
+		case <-poll.C:
+		case <-r.wake:
+		}
 	}
 }
 
