@@ -44,8 +44,10 @@ type shipState struct {
 }
 
 // pursuitNode is what the three pursuit nodes share: the node, its
-// joint_states subscription and its command publisher.
+// joint_states subscription and, for the periodic ones, its command
+// publisher and ~rate.
 type pursuitNode struct {
+	hz     float64 // ~rate (default 100), when it commands
 	cl     *commandLine
 	n      *goroslib.Node
 	latest atomic.Pointer[shipState]
@@ -58,8 +60,8 @@ type pursuitNode struct {
 }
 
 // startPursuit parses the command line, starts the node, subscribes to
-// joint_states and, when command is true, advertises command
-// (std_msgs/Float64MultiArray: force then torque).
+// joint_states and, when command is true (a periodic node), reads ~rate
+// and advertises command (std_msgs/Float64MultiArray: force then torque).
 func startPursuit(name string, args []string, logw io.Writer, command bool) (*pursuitNode, error) {
 	cl, err := parseCommandLine(args, os.Getenv, name)
 	if err != nil {
@@ -106,6 +108,10 @@ func startPursuit(name string, args []string, logw io.Writer, command bool) (*pu
 		return nil, fmt.Errorf("node %s: subscribe to %s: %w", cl.fullName(), jsTopic, err)
 	}
 	if command {
+		if p.hz, err = p.param("rate", 100); err != nil {
+			p.close()
+			return nil, err
+		}
 		cmdTopic, err := cl.topic("command")
 		if err != nil {
 			p.close()
@@ -181,7 +187,8 @@ func (p *pursuitNode) param(key string, def float64) (float64, error) {
 
 // loop calls tick at rate Hz of ROS time until ctx is done or the master
 // goes away.
-func (p *pursuitNode) loop(ctx context.Context, hz float64, tick func()) error {
+func (p *pursuitNode) loop(ctx context.Context, tick func()) error {
+	hz := p.hz
 	if !(hz > 0 && hz <= maxRate) {
 		return fmt.Errorf("node %s: rate %g: want a rate in (0, %g] Hz", p.cl.fullName(), hz, maxRate)
 	}
@@ -211,17 +218,13 @@ func RunPrey(ctx context.Context, args []string, logw io.Writer) error {
 		return err
 	}
 	defer p.close()
-	hz, err := p.param("rate", 100)
-	if err != nil {
-		return err
-	}
 	seed, err := p.param("seed", 1)
 	if err != nil {
 		return err
 	}
 	prey := DefaultPrey(uint64(seed))
-	p.n.Log(goroslib.LogLevelInfo, "prey: %g Hz, seed %d, flees under %g m with %g N", hz, prey.Seed, prey.FleeDist, prey.FleeForce)
-	return p.loop(ctx, hz, func() {
+	p.n.Log(goroslib.LogLevelInfo, "prey: %g Hz, seed %d, flees under %g m with %g N", p.hz, prey.Seed, prey.FleeDist, prey.FleeForce)
+	return p.loop(ctx, func() {
 		s := p.latest.Load()
 		if s == nil {
 			p.command(Vec3{}, Vec3{})
@@ -254,10 +257,6 @@ func RunPredator(ctx context.Context, args []string, logw io.Writer) error {
 		return err
 	}
 	defer p.close()
-	hz, err := p.param("rate", 100)
-	if err != nil {
-		return err
-	}
 	planTopic, err := p.cl.topic("plan")
 	if err != nil {
 		return fmt.Errorf("node %s: %w", p.cl.fullName(), err)
@@ -281,9 +280,9 @@ func RunPredator(ctx context.Context, args []string, logw io.Writer) error {
 	}
 	defer sub.Close()
 	law := DefaultTracker()
-	p.n.Log(goroslib.LogLevelInfo, "predator controller: %g Hz, plans from %s", hz, planTopic)
+	p.n.Log(goroslib.LogLevelInfo, "predator controller: %g Hz, plans from %s", p.hz, planTopic)
 	defer func() { p.n.Log(goroslib.LogLevelInfo, "predator controller: %d plans received", plans.Load()) }()
-	return p.loop(ctx, hz, func() {
+	return p.loop(ctx, func() {
 		s := p.latest.Load()
 		pl := cur.Load()
 		if s == nil || pl == nil {
