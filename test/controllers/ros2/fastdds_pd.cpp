@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
+#include <functional>
 #include <cstdio>
 #include <mutex>
 
@@ -49,9 +50,12 @@ struct State {
   double theta = 0, thetadot = 0;
 };
 
-class ClockListener : public tcs2::dds::DataReaderListener {
+// CdrListener takes every valid sample on Fast DDS's thread and hands its
+// CDR (past the encapsulation) to take; a sample take cannot decode (it
+// throws) is skipped.
+class CdrListener : public tcs2::dds::DataReaderListener {
  public:
-  explicit ClockListener(State* s) : s_(s) {}
+  explicit CdrListener(std::function<void(Cdr&)> take) : take_(std::move(take)) {}
   void on_data_available(tcs2::dds::DataReader* r) override {
     Bytes b;
     tcs2::dds::SampleInfo info;
@@ -59,56 +63,42 @@ class ClockListener : public tcs2::dds::DataReaderListener {
       if (!info.valid_data) continue;
       FastBuffer fb(reinterpret_cast<char*>(b.data()), b.size());
       Cdr c(fb, Cdr::DEFAULT_ENDIAN, Cdr::DDS_CDR);
-      int32_t sec = 0;
-      uint32_t nsec = 0;
       try {
         c.read_encapsulation();
-        c >> sec >> nsec;
+        take_(c);
       } catch (...) {
-        continue;
       }
-      std::lock_guard<std::mutex> l(s_->mu);
-      s_->now = int64_t(sec) * 1000000000 + nsec;
-      s_->cv.notify_all();
     }
   }
 
  private:
-  State* s_;
+  std::function<void(Cdr&)> take_;
 };
 
-class JointListener : public tcs2::dds::DataReaderListener {
- public:
-  explicit JointListener(State* s) : s_(s) {}
-  void on_data_available(tcs2::dds::DataReader* r) override {
-    Bytes b;
-    tcs2::dds::SampleInfo info;
-    while (r->take_next_sample(&b, &info) == eprosima::fastrtps::types::ReturnCode_t::RETCODE_OK) {
-      if (!info.valid_data) continue;
-      FastBuffer fb(reinterpret_cast<char*>(b.data()), b.size());
-      Cdr c(fb, Cdr::DEFAULT_ENDIAN, Cdr::DDS_CDR);
-      int32_t sec;
-      uint32_t nsec;
-      std::string frame;
-      std::vector<std::string> names;
-      std::vector<double> pos, vel, eff;
-      try {
-        c.read_encapsulation();
-        c >> sec >> nsec >> frame >> names >> pos >> vel >> eff;
-      } catch (...) {
-        continue;
-      }
-      if (pos.empty() || vel.empty()) continue;
-      std::lock_guard<std::mutex> l(s_->mu);
-      s_->have = true;
-      s_->theta = pos[0];
-      s_->thetadot = vel[0];
-    }
-  }
+// OnClock stores a builtin_interfaces/Time (a rosgraph_msgs/Clock).
+void OnClock(State* s, Cdr& c) {
+  int32_t sec = 0;
+  uint32_t nsec = 0;
+  c >> sec >> nsec;
+  std::lock_guard<std::mutex> l(s->mu);
+  s->now = int64_t(sec) * 1000000000 + nsec;
+  s->cv.notify_all();
+}
 
- private:
-  State* s_;
-};
+// OnJoints stores position[0] and velocity[0] of a sensor_msgs/JointState.
+void OnJoints(State* s, Cdr& c) {
+  int32_t sec;
+  uint32_t nsec;
+  std::string frame;
+  std::vector<std::string> names;
+  std::vector<double> pos, vel, eff;
+  c >> sec >> nsec >> frame >> names >> pos >> vel >> eff;
+  if (pos.empty() || vel.empty()) return;
+  std::lock_guard<std::mutex> l(s->mu);
+  s->have = true;
+  s->theta = pos[0];
+  s->thetadot = vel[0];
+}
 
 Bytes EncodeFloat64(double v) {
   Bytes b(64);
@@ -152,8 +142,8 @@ int Run(int argc, char** argv) {
   }
   const int64_t period = int64_t(std::llround(1e9 / hz));
   State s;
-  ClockListener cl(&s);
-  JointListener jl(&s);
+  CdrListener cl([&s](Cdr& c) { OnClock(&s, c); });
+  CdrListener jl([&s](Cdr& c) { OnJoints(&s, c); });
   tcs2::Node node(args.node);
   const std::string clock = args.Resolve("/clock"), joints = args.Resolve("joint_states"),
                     command = args.Resolve("command");
