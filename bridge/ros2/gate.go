@@ -210,6 +210,21 @@ func (g *Gate) refreshLoop() {
 	}
 }
 
+// eachClient calls f with the client of each reader matched to w whose
+// participant is a known client's.
+func (s *snapshot) eachClient(w *Writer, f func(client int)) error {
+	ms, err := w.Matched()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if i, ok := s.client[Prefix(m.Participant)]; ok {
+			f(i)
+		}
+	}
+	return nil
+}
+
 // refresh recomputes the snapshot from the matched endpoints.
 func (g *Gate) refresh() error {
 	s := &snapshot{client: map[[12]byte]int{}, clockOK: make([]bool, len(g.conf.Clients)),
@@ -236,14 +251,12 @@ func (g *Gate) refresh() error {
 		}
 	}
 	for j, w := range g.sensors {
-		ms, err := w.Matched()
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			if i, ok := s.client[Prefix(m.Participant)]; ok && i < 64 {
+		if err := s.eachClient(w, func(i int) {
+			if i < 64 {
 				s.sensor[j] |= 1 << i
 			}
+		}); err != nil {
+			return err
 		}
 	}
 	for k, rl := range g.relays {
@@ -253,14 +266,12 @@ func (g *Gate) refresh() error {
 			if w == nil {
 				continue
 			}
-			ms, err := w.Matched()
-			if err != nil {
-				return err
-			}
-			for _, m := range ms {
-				if c, ok := s.client[Prefix(m.Participant)]; ok && c == i {
+			if err := s.eachClient(w, func(c int) {
+				if c == i {
 					s.relay[k][i] = true
 				}
+			}); err != nil {
+				return err
 			}
 		}
 	}
