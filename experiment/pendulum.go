@@ -274,23 +274,23 @@ func pendulumReport(c PendulumConf, res []*pendulumResult) error {
 		cpuS, wallS = append(cpuS, thin(cs, plotPoints)), append(wallS, thin(ws, plotPoints))
 		lateS, ivS = append(lateS, thin(ls, plotPoints)), append(ivS, thin(is, plotPoints))
 	}
-	if err := linePlotLegend(c.Out, "pendulum_fig5_cpu", "Virtual time against the controller's CPU time (paper 004 Fig. 5)",
-		"controller CPU time (s)", "virtual time at activation (s)", cpuS, false, true); err != nil {
+	if err := linePlot(c.Out, "pendulum_fig5_cpu", "Virtual time against the controller's CPU time (paper 004 Fig. 5)",
+		"controller CPU time (s)", "virtual time at activation (s)", cpuS, plotOpts{left: true}); err != nil {
 		return err
 	}
-	if err := linePlotLegend(c.Out, "pendulum_fig5_wall", "Virtual time against wall (system) time (paper 004 Fig. 5)",
-		"wall time (s)", "virtual time at activation (s)", wallS, false, true); err != nil {
+	if err := linePlot(c.Out, "pendulum_fig5_wall", "Virtual time against wall (system) time (paper 004 Fig. 5)",
+		"wall time (s)", "virtual time at activation (s)", wallS, plotOpts{left: true}); err != nil {
 		return err
 	}
 	if err := writeCSV(c.Out, "pendulum_fig5", []string{"run", "k", "due_s", "begin_s", "world_s", "controller_cpu_s", "wall_s"}, rows); err != nil {
 		return err
 	}
 	if err := linePlot(c.Out, "pendulum_fig6_disparity", "Activation begin − due, per activation (paper 004 Fig. 6)",
-		"virtual time (s)", "begin − k·P (µs)", lateS, false); err != nil {
+		"virtual time (s)", "begin − k·P (µs)", lateS, plotOpts{}); err != nil {
 		return err
 	}
 	if err := linePlot(c.Out, "pendulum_fig6_interval", "Activation interval − period, per activation (paper 004 Fig. 6)",
-		"virtual time (s)", "interval − 1 ms (µs)", ivS, false); err != nil {
+		"virtual time (s)", "interval − 1 ms (µs)", ivS, plotOpts{}); err != nil {
 		return err
 	}
 	if err := writeCSV(c.Out, "pendulum_fig6", []string{"run", "due_s", "begin_minus_due_us", "interval_minus_period_us"}, drows); err != nil {
@@ -318,7 +318,7 @@ func pendulumReport(c PendulumConf, res []*pendulumResult) error {
 		errS = append(errS, thin(s, plotPoints))
 	}
 	if err := linePlot(c.Out, "pendulum_fig7_error", "Aggregate relative error of the controller's slices (paper 004 Fig. 7)",
-		"virtual time (s)", "Σ(CPU − budget) / Σ budget (%)", errS, false); err != nil {
+		"virtual time (s)", "Σ(CPU − budget) / Σ budget (%)", errS, plotOpts{}); err != nil {
 		return err
 	}
 	if err := writeCSV(c.Out, "pendulum_fig7", []string{"run", "t_s", "budget_us", "armed_us", "cpu_us", "aggregate_relative_error"}, srows); err != nil {

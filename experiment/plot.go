@@ -38,24 +38,13 @@ func savePlot(p *plot.Plot, dir, name string) error {
 	return nil
 }
 
-// linePlot draws each series as a line (points when dots), the legend at
-// the top right.
-func linePlot(dir, name, title, xl, yl string, ss []series, dots bool) error {
-	return linePlotLegend(dir, name, title, xl, yl, ss, dots, false)
-}
-
-// linePlotLegend is linePlot with the legend at the top left when left.
-func linePlotLegend(dir, name, title, xl, yl string, ss []series, dots, left bool) error {
-	return linePlotOpts(dir, name, title, xl, yl, ss, plotOpts{dots: dots, left: left})
-}
-
-// plotOpts are linePlotOpts' choices: points instead of lines, the legend
-// at the left, a logarithmic y axis (every y must be > 0).
+// plotOpts are linePlot's choices: points instead of lines, the legend at
+// the top left instead of the top right, a logarithmic y axis (every y must
+// be > 0).
 type plotOpts struct{ dots, left, logY bool }
 
-// linePlotOpts draws each series as a line (or points) in one plot.
-func linePlotOpts(dir, name, title, xl, yl string, ss []series, o plotOpts) error {
-	dots := o.dots
+// linePlot draws each series as a line (or points) in one plot.
+func linePlot(dir, name, title, xl, yl string, ss []series, o plotOpts) error {
 	p := plot.New()
 	p.Legend.Left = o.left
 	if o.logY {
@@ -69,7 +58,7 @@ func linePlotOpts(dir, name, title, xl, yl string, ss []series, o plotOpts) erro
 		for k := range s.x {
 			xy[k].X, xy[k].Y = s.x[k], s.y[k]
 		}
-		if dots {
+		if o.dots {
 			sc, err := plotter.NewScatter(xy)
 			if err != nil {
 				return fmt.Errorf("plot %s: %w", name, err)

@@ -313,7 +313,7 @@ func pursuitReport(c PursuitConf, trials []*trial) error {
 			}
 		}
 	}
-	if err := linePlot(c.Out, "pursuit_distance_time", "Distance over time, trial 1", "virtual time (s)", "distance (m)", lines, false); err != nil {
+	if err := linePlot(c.Out, "pursuit_distance_time", "Distance over time, trial 1", "virtual time (s)", "distance (m)", lines, plotOpts{}); err != nil {
 		return err
 	}
 	if err := writeCSV(c.Out, "pursuit_distance_time", []string{"mode", "t_s", "distance_m"}, trows); err != nil {
@@ -335,7 +335,7 @@ func pursuitReport(c PursuitConf, trials []*trial) error {
 			drift = append(drift, s)
 		}
 	}
-	if err := linePlot(c.Out, "pursuit_drift", "Δ at the end of each run against the planner's CPU", "planner CPU (s)", "Δ final (s)", drift, true); err != nil {
+	if err := linePlot(c.Out, "pursuit_drift", "Δ at the end of each run against the planner's CPU", "planner CPU (s)", "Δ final (s)", drift, plotOpts{dots: true}); err != nil {
 		return err
 	}
 	if err := writeCSV(c.Out, "pursuit_drift", []string{"mode", "trial", "virtual_s", "planner_cpu_s", "drift_final_s", "drift_p99_s", "drift_max_s"}, drows); err != nil {
@@ -374,7 +374,7 @@ func driftTimePlot(dir string, trials []*trial) error {
 		}
 		lines = append(lines, s)
 	}
-	if err := linePlotOpts(dir, "pursuit_drift_time", "Δ over virtual time, trial 1 (log scale; floor 1 µs)", "virtual time (s)", "Δ (s)", lines, plotOpts{logY: true}); err != nil {
+	if err := linePlot(dir, "pursuit_drift_time", "Δ over virtual time, trial 1 (log scale; floor 1 µs)", "virtual time (s)", "Δ (s)", lines, plotOpts{logY: true}); err != nil {
 		return err
 	}
 	return writeCSV(dir, "pursuit_drift_time", []string{"run", "t_s", "drift_s"}, rows)

@@ -122,15 +122,22 @@ func interrupt(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer) {
 
 func readSummary(t *testing.T, dir string) *report.Summary {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatalf("no summary: %v", err)
-	}
 	var s report.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatalf("summary.json: %v", err)
-	}
+	readJSON(t, filepath.Join(dir, "summary.json"), &s)
 	return &s
+}
+
+// readJSON decodes the JSON file at path into v, failing the test if it
+// is missing or malformed.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }
 
 // runCompleted runs `tcs run` and fails unless the run completed.

@@ -3,7 +3,6 @@ package test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -49,13 +48,7 @@ func TestExperimentPursuit(t *testing.T) {
 		QuantumS float64 `json:"quantum_s"`
 		Plans    int64   `json:"plans_relayed"`
 	}
-	b, err := os.ReadFile(filepath.Join(out, "trials.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &trials); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, filepath.Join(out, "trials.json"), &trials)
 	for _, tr := range trials {
 		if tr.Plans == 0 {
 			t.Errorf("%s: no plan reached the controller", tr.Mode)
@@ -116,13 +109,7 @@ func TestExperimentPendulum(t *testing.T) {
 		Dropped        int64   `json:"trace_dropped"`
 		CPUBound       bool    `json:"cpu_bound"`
 	}
-	b, err := os.ReadFile(filepath.Join(out, "runs.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &runs); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, filepath.Join(out, "runs.json"), &runs)
 	by := map[string]int{}
 	for i, r := range runs {
 		by[r.Name] = i
