@@ -41,6 +41,8 @@ type DeliveryResult struct {
 	GatedAll, PlainAll Stats
 	// Lost counts messages some subscriber never got.
 	GatedLost, PlainLost int
+	// Bytes is the size of one gated message (the TCPROS body).
+	Bytes int
 	// ROS2 is the same gated delivery over ROS 2 (bridge/ros2), measured
 	// in the same run; nil when this binary was built without the ros2 tag.
 	ROS2 *ROS2Delivery
@@ -194,7 +196,7 @@ func deliveryROS1(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 	dG, lostG := lastArrivals(gotG, sentG, 0)
 	dP, lostP := lastArrivals(gotP, sentP, 0)
 	res = DeliveryResult{GatedCall: stats(callG), PlainCall: stats(callP), GatedAll: stats(dG), PlainAll: stats(dP),
-		GatedLost: lostG, PlainLost: lostP}
+		GatedLost: lostG, PlainLost: lostP, Bytes: len(buf)}
 	fmt.Fprintf(w, "delivery: sensor_msgs/JointState (%d joints) at %d Hz to %d goroslib subscribers, %d messages each (µs: median / p99 / max)\n",
 		o.Joints, o.Rate, o.Subscribers, n)
 	fmt.Fprintf(w, "  gated Publisher.Write (in every socket on return)  %s\n", res.GatedCall)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/tcs-robotics/tcs/msgs"
 )
 
 // ROS2Delivery is the ROS 2 part of Delivery, in ns: the same
@@ -94,12 +92,6 @@ func Delivery(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 // writeComparison prints the gated figures of ROS 1 and ROS 2 side by side.
 func writeComparison(w io.Writer, o DeliveryOpts, res DeliveryResult) {
 	r2 := res.ROS2
-	names := make([]string, o.Joints)
-	pos := make([]float64, o.Joints)
-	for j := range names {
-		names[j] = fmt.Sprintf("joint%d", j)
-	}
-	b1 := len(msgs.AppendJointState(nil, 0, 0, "world", names, pos, pos, pos))
 	us := func(v int64) string { return strconv.FormatFloat(float64(v)/1e3, 'f', 2, 64) }
 	ratio := func(a, b int64) string {
 		if b <= 0 {
@@ -114,7 +106,7 @@ func writeComparison(w io.Writer, o DeliveryOpts, res DeliveryResult) {
 	row := func(name string, call, all Stats, lost, bytes int) {
 		fmt.Fprintf(w, "  %-44s  %12s %10s %14s %12s %6d %6d\n", name, us(call.Med), us(call.P99), us(all.Med), us(all.P99), lost, bytes)
 	}
-	row("ROS 1 (bridge/ros1 gated publisher, TCPROS)", res.GatedCall, res.GatedAll, res.GatedLost, b1)
+	row("ROS 1 (bridge/ros1 gated publisher, TCPROS)", res.GatedCall, res.GatedAll, res.GatedLost, res.Bytes)
 	row("ROS 2 (bridge/ros2 Gate.Sample, RTPS/UDP)", r2.GatedCall, r2.GatedAll, r2.GatedLost, r2.Bytes)
 	fmt.Fprintf(w, "  %-44s  %12s %10s %14s %12s\n", "ratio ROS2/ROS1",
 		ratio(r2.GatedCall.Med, res.GatedCall.Med), ratio(r2.GatedCall.P99, res.GatedCall.P99),
