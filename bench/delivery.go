@@ -134,11 +134,8 @@ func deliveryROS1(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 			defer sub.Close()
 		}
 	}
-	names := make([]string, o.Joints)
+	names := jointNames(o.Joints)
 	pos := make([]float64, o.Joints)
-	for j := range names {
-		names[j] = fmt.Sprintf("joint%d", j)
-	}
 	// Warm up until every subscriber is connected to both publishers and
 	// has received from each.
 	buf := make([]byte, 0, 1024)
@@ -234,4 +231,13 @@ func lastArrivals(tab [][]int64, sent []int64, base int64) ([]int64, int) {
 		d = append(d, last-base-sent[k])
 	}
 	return d, lost
+}
+
+// jointNames names the bench's n joints joint0, joint1, ...
+func jointNames(n int) []string {
+	names := make([]string, n)
+	for j := range names {
+		names[j] = fmt.Sprintf("joint%d", j)
+	}
+	return names
 }

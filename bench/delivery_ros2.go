@@ -89,10 +89,7 @@ func runDeliveryROS2(o DeliveryOpts) (*ROS2Delivery, error) {
 		return nil, fmt.Errorf("bridge node: %w", err)
 	}
 	defer node.Close()
-	names := make([]string, o.Joints)
-	for j := range names {
-		names[j] = fmt.Sprintf("joint%d", j)
-	}
+	names := jointNames(o.Joints)
 	g, err := ros2.NewGate(ros2.GateConf{Node: node, Robots: []ros2.GateRobot{{Name: robot, Joints: names, Commands: 1}},
 		Clients: clients, Log: zerolog.Nop()})
 	if err != nil {
