@@ -246,9 +246,18 @@ func TestTwoRobots(t *testing.T) {
 
 func checkConsistent(t *testing.T, s *report.Summary) {
 	t.Helper()
+	// As in the ROS 1 tests: a miss right after a timer the host delayed
+	// over 200 µs (the host held the vCPU while the client ran, and the
+	// guest charged that to the client) is reported apart and logged; the
+	// client's own misses must be 0.
 	for _, c := range s.Clients {
-		if c.Class == "periodic" && c.DeadlineMisses != 0 {
-			t.Errorf("%s: %d deadline misses", c.Name, c.DeadlineMisses)
+		if c.Class != "periodic" {
+			continue
+		}
+		if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
+			t.Errorf("%s: %d deadline misses (%d after a host-delayed timer), want 0 of its own", c.Name, c.DeadlineMisses, c.DeadlineMissesHost)
+		} else if c.DeadlineMisses > 0 {
+			t.Logf("%s: %d deadline misses, all after a host-delayed timer", c.Name, c.DeadlineMisses)
 		}
 	}
 	if lim := s.QuantumS + 0.0002; s.DriftP99S > lim {
