@@ -84,12 +84,10 @@ func pdLoop(c *native.Client, law *PD, period int64, target float64, usePlan boo
 			burn(work)
 		}
 		k++
-		var now, at int64
-		if now, err = c.WriteIdle(0, cmd[:], k*period); err != nil {
+		if _, err = c.WriteIdle(0, cmd[:], k*period); err != nil {
 			return err
 		}
-		n, at = c.Obs(obs[:])
-		if at < now {
+		if n, _ = c.Obs(obs[:]); !c.Current() {
 			n, _, err = c.Read(obs[:])
 		}
 	}

@@ -65,6 +65,8 @@ type detector struct {
 	efd     int
 	pidfd   int
 	cmd     *exec.Cmd
+	// runtime reads the spinning (main) thread's CPU time.
+	runtime *linux.RuntimeFile
 }
 
 func (m *Mechanism) startDetector() (d *detector, err error) {
@@ -125,6 +127,9 @@ func (m *Mechanism) startDetector() (d *detector, err error) {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
+	if d.runtime, err = linux.OpenRuntime(cmd.Process.Pid, cmd.Process.Pid); err != nil {
+		return nil, err
+	}
 	if err := m.ep.Add(d.efd, tagDetector); err != nil {
 		return nil, err
 	}
@@ -162,6 +167,8 @@ func (d *detector) stop() error {
 		unix.Close(d.efd)
 		d.efd = -1
 	}
+	d.runtime.Close()
+	d.runtime = nil
 	if d.shm != nil {
 		d.shm.Close()
 		d.shm, d.gen, d.ack, d.park, d.ready = nil, nil, nil, nil, nil

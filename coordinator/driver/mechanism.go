@@ -612,13 +612,15 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 }
 
 // setLevel puts every thread of p at SCHED_FIFO prio, re-listing p's
-// threads when one is gone or the count changed (a thread created while p
-// was dispatched inherited ℓ1 and must come down with it).
+// threads when one is gone or, when it lowers p, the count changed (a
+// thread created while p was dispatched inherited ℓ1 and must come down
+// with it).
 func (m *Mechanism) setLevel(p *Proc, prio int) error {
 	if p.exited || p.reaped {
 		return nil
 	}
-	newestFirst := p.Requeue && prio == m.conf.Base-1
+	raise := prio == m.conf.Base-1
+	newestFirst := p.Requeue && raise
 	for pass := 0; pass < 3; pass++ {
 		stale := false
 		for k := range p.tids {
@@ -640,6 +642,11 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 			default:
 				return fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
 			}
+		}
+		if !stale && raise && !p.released {
+			// Threads are created only by running threads, and p did
+			// not run since it was lowered, when the count was checked.
+			return nil
 		}
 		n, err := p.tasks.Count()
 		if err != nil {

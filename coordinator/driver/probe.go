@@ -34,11 +34,10 @@ func (m *Mechanism) DetectorPid() int {
 // run, and that is coordination overhead. (Its process's other Go runtime
 // threads live on the other CPUs and are not counted.)
 func (m *Mechanism) DetectorCPU() int64 {
-	pid := m.DetectorPid()
-	if pid == 0 {
+	if m.det == nil || m.det.runtime == nil {
 		return 0
 	}
-	ns, err := linux.ThreadRuntime(pid, pid)
+	ns, err := m.det.runtime.Ns()
 	if err != nil {
 		return 0
 	}

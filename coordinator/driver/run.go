@@ -124,6 +124,12 @@ type runClient struct {
 	exit      *int
 	gone      bool
 	idleOp    native.Op // the op (Idle or WriteIdle) an activation answers
+	// A native client's release answered at its next dispatch (see
+	// release): the op, the wait it ends and the client's time then.
+	pending     bool
+	pendingOp   native.Op
+	pendingWait coordinator.WaitKind
+	pendingNow  int64
 
 	ros       bool  // a ROS node (api: ros)
 	rosBE     bool  // a best-effort ROS node: its private clock follows its progress
@@ -729,6 +735,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 			c.clockAt = t
 		}
 	}
+	r.answer(a.Client)
 	w0 := r.clk.Monotonic()
 	w, err := r.mech.Run(c.proc, a.Arm)
 	if err != nil {
@@ -920,18 +927,37 @@ func (r *runner) release(a coordinator.Action) {
 	if a.Wait == coordinator.WaitSample {
 		op = native.OpRead
 	}
+	c.pending, c.pendingOp, c.pendingWait, c.pendingNow = true, op, a.Wait, a.Now
+	if r.sc.Mode == config.ModeFree {
+		// Released clients run on their own, without a dispatch.
+		r.answer(a.Client)
+	}
+}
+
+// answer sends client i the reply its release left pending. It is sent at
+// the client's dispatch, not at its release: the policy may release a
+// client before it steps the world up to the client's time (the client
+// cannot run meanwhile), and the sample the reply delivers is then the one
+// at that time instead of an older one the client would have to Read past
+// (one dispatch more per activation).
+func (r *runner) answer(i int) {
+	c := r.clients[i]
+	if !c.pending {
+		return
+	}
+	c.pending = false
 	// Every activation comes with the newest sample (see native.Client.Obs)
 	// and the newest message on the first subscribed channel (Client.In).
 	r.fillObs(c)
-	if a.Wait == coordinator.WaitActivation && len(c.inbox) > 0 {
-		n, stamp := r.recv(c, c.inbox[0].ch, a.Now)
+	if c.pendingWait == coordinator.WaitActivation && len(c.inbox) > 0 {
+		n, stamp := r.recv(c, c.inbox[0].ch, c.pendingNow)
 		if n >= native.StatusErrorBase {
 			n = 0
 		}
 		shm := c.ep.Shm()
 		shm.InLen, shm.InTime = n, stamp
 	}
-	r.reply(a.Client, native.Reply{Op: op, Now: a.Now})
+	r.reply(i, native.Reply{Op: c.pendingOp, Now: c.pendingNow})
 }
 
 // publish sends the world's sample at t (a step boundary) to the ROS
@@ -968,6 +994,7 @@ func (r *runner) fillObs(c *runClient) {
 	copy(shm.Obs[:n], r.obs[b][:n])
 	shm.ObsLen = uint32(n)
 	shm.ObsTime = r.obsT
+	shm.ObsNext = r.obsT + r.sc.Dynamics.Step.Nanoseconds()
 }
 
 func (r *runner) reply(i int, rep native.Reply) {

@@ -139,15 +139,16 @@ func ThreadComm(pid, tid int) string {
 }
 
 // ParseSchedstat parses a /proc/.../schedstat line ("runtime waittime
-// slices") and returns the runtime in ns.
+// slices") and returns the runtime in ns. It does not allocate unless the
+// line is malformed.
 func ParseSchedstat(b []byte) (int64, error) {
-	f := strings.Fields(string(b))
-	if len(f) < 1 {
-		return 0, fmt.Errorf("schedstat %q: no fields", b)
+	var v int64
+	k := 0
+	for ; k < len(b) && k < 19 && b[k] >= '0' && b[k] <= '9'; k++ {
+		v = v*10 + int64(b[k]-'0')
 	}
-	v, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("schedstat %q: %w", b, err)
+	if k == 0 || (k < len(b) && b[k] != ' ' && b[k] != '\n') {
+		return 0, fmt.Errorf("schedstat %q: no runtime field", clip(b))
 	}
 	return v, nil
 }

@@ -284,7 +284,7 @@ func TestParseSchedstat(t *testing.T) {
 			t.Errorf("%q: %d, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"", "x 1 2", "\n"} {
+	for _, in := range []string{"", "x 1 2", "\n", "12x 3", "99999999999999999999 1"} {
 		if _, err := ParseSchedstat([]byte(in)); err == nil {
 			t.Errorf("%q: no error", in)
 		}
@@ -301,5 +301,61 @@ func TestParseSteal(t *testing.T) {
 	}
 	if _, err := ParseSteal([]byte("cpu1 1 2 3\n"), 1); err == nil {
 		t.Fatal("short line: no error")
+	}
+}
+
+// RuntimeFile reads the same CPU time as ThreadRuntime, sees it grow, does
+// not allocate, and reports ErrGone once the thread has exited.
+func TestRuntimeFile(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	f, err := OpenRuntime(os.Getpid(), tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := f.Ns()
+	if err != nil || a <= 0 {
+		t.Fatalf("Ns = %d, %v", a, err)
+	}
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, err := f.Ns()
+	if err != nil || b < a+10_000_000 {
+		t.Fatalf("after 20 ms of spinning: %d -> %d (%v)", a, b, err)
+	}
+	c, err := ThreadRuntime(os.Getpid(), tid)
+	if err != nil || c < b {
+		t.Fatalf("ThreadRuntime %d (%v) before RuntimeFile's %d", c, err, b)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = f.Ns() }); n != 0 {
+		t.Errorf("Ns allocates %v times", n)
+	}
+
+	// A thread that exits: its file reports ErrGone.
+	done := make(chan *RuntimeFile)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		g, err := OpenRuntime(os.Getpid(), unix.Gettid())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- g
+	}()
+	g := <-done
+	if g == nil {
+		return
+	}
+	defer g.Close()
+	for i := 0; ; i++ {
+		_, err := g.Ns()
+		if errors.Is(err, ErrGone) {
+			break
+		}
+		if i > 100 {
+			t.Fatalf("exited thread: %v, want ErrGone", err)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

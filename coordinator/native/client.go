@@ -155,15 +155,31 @@ func (c *Client) Write(ch int, vals []float64) error {
 // Obs copies the observation delivered with the last Read or activation
 // (Idle, WriteIdle) into dst and returns the number of values and the
 // virtual time it was sampled at. At an activation the coordinator delivers
-// the newest sample the world has computed; when it is older than the
-// activation (at < now: the world lags the robot), Read waits for the
-// sample at the client's progress.
+// the newest sample the world has computed; when a newer one is due at
+// the client's time (see Current: the world lags the robot), Read waits for
+// it.
 func (c *Client) Obs(dst []float64) (n int, at int64) {
 	if c.shm == nil {
 		return 0, 0
 	}
 	m := int(min(c.shm.ObsLen, MaxValues))
 	return copy(dst, c.shm.Obs[:m]), c.shm.ObsTime
+}
+
+// Current reports whether the observation delivered with the last Read or
+// activation (Obs) is the newest sample at the client's time: false when
+// the world lags the activation and a sample newer than Obs is due at the
+// client's time, which Read then waits for. A coordinator that does not say
+// when its next sample is due (Shm.ObsNext 0) makes any older observation
+// not current.
+func (c *Client) Current() bool {
+	if c.shm == nil {
+		return false
+	}
+	if next := c.shm.ObsNext; next > 0 {
+		return next > c.now
+	}
+	return c.shm.ObsTime >= c.now
 }
 
 // In copies the message delivered with the last activation (the newest on

@@ -43,9 +43,11 @@
 // to ESHUTDOWN). A client whose request pipe closes has exited.
 //
 // At every activation (the reply to OpIdle or OpWriteIdle) Shm.Obs holds
-// the newest sensor sample the world has computed and Shm.ObsTime its
-// virtual time; a client whose activation is later than ObsTime (the world
-// lags its robot) calls OpRead for the sample at its progress. A client that
+// the newest sensor sample the world has computed, Shm.ObsTime its virtual
+// time and Shm.ObsNext the time of the sample after it (sensors are sampled
+// at the world's step boundaries); a client whose activation is at or after
+// ObsNext (the world lags its robot) calls OpRead for the sample at its
+// progress (Client.Current, tcs_obs_current). A client that
 // subscribes to channels also finds, at every activation, the newest message
 // of its first subscribed channel that its progress has reached in Shm.In
 // (Shm.InLen values, stamped Shm.InTime; 0 when none): no OpRecv needed.

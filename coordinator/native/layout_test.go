@@ -32,6 +32,7 @@ func TestLayoutMatchesC(t *testing.T) {
 		{"out_len", unsafe.Offsetof(s.OutLen), unsafe.Sizeof(s.OutLen)},
 		{"in_len", unsafe.Offsetof(s.InLen), unsafe.Sizeof(s.InLen)},
 		{"in_time", unsafe.Offsetof(s.InTime), unsafe.Sizeof(s.InTime)},
+		{"obs_next", unsafe.Offsetof(s.ObsNext), unsafe.Sizeof(s.ObsNext)},
 		{"reserved", unsafe.Offsetof(s.Reserved), unsafe.Sizeof(s.Reserved)},
 		{"obs", unsafe.Offsetof(s.Obs), unsafe.Sizeof(s.Obs)},
 		{"out", unsafe.Offsetof(s.Out), unsafe.Sizeof(s.Out)},

@@ -24,7 +24,8 @@ const MaxValues = 64
 //	    32     4  OutLen    values valid in Out for OpWriteIdle
 //	    36     4  InLen     values valid in In delivered with an activation
 //	    40     8  InTime    stamp of that message (0: none)
-//	    48    16  Reserved  zero
+//	    48     8  ObsNext   virtual time of the sample after Obs (0: unknown)
+//	    56     8  Reserved  zero
 //	    64   512  Obs       observation, coordinator → client
 //	   576   512  Out       outgoing message, client → coordinator (OpWrite)
 //	  1088   512  In        received message, coordinator → client (OpRecv)
@@ -41,7 +42,8 @@ type Shm struct {
 	OutLen   uint32
 	InLen    uint32
 	InTime   int64
-	Reserved [2]int64
+	ObsNext  int64
+	Reserved int64
 	Obs      [MaxValues]float64
 	Out      [MaxValues]float64
 	In       [MaxValues]float64

@@ -62,7 +62,8 @@ struct tcs_shm {
 	uint32_t out_len;   /*   32 values valid in out for TCS_OP_WRITE_IDLE */
 	uint32_t in_len;    /*   36 values in `in` delivered with an activation */
 	int64_t in_time;    /*   40 stamp of that message (0: none) */
-	int64_t reserved[2]; /*  48 zero */
+	int64_t obs_next;   /*   48 virtual time of the sample after obs (0: unknown) */
+	int64_t reserved;   /*   56 zero */
 	double obs[TCS_MAX_VALUES]; /*   64 observation (coordinator -> client) */
 	double out[TCS_MAX_VALUES]; /*  576 outgoing message (client -> coordinator) */
 	double in[TCS_MAX_VALUES];  /* 1088 received message (coordinator -> client) */
@@ -297,7 +298,8 @@ static inline int tcs_idle(struct tcs_client *c, int64_t until, int64_t *now)
 /* tcs_write_idle writes n values of vals on channel ch (0: the actuator
  * command) and idles until virtual time until, in one round trip. At the
  * activation c->shm->obs holds the newest sample the world has computed,
- * sampled at c->shm->obs_time; call tcs_read when it is older than *now. */
+ * sampled at c->shm->obs_time; call tcs_read when tcs_obs_current says a
+ * newer one is due at the client's time. */
 static inline int tcs_write_idle(struct tcs_client *c, uint32_t ch, const double *vals, int n,
 				 int64_t until, int64_t *now)
 {
@@ -314,6 +316,19 @@ static inline int tcs_write_idle(struct tcs_client *c, uint32_t ch, const double
 	if (now != NULL)
 		*now = t;
 	return 0;
+}
+
+/* tcs_obs_current returns 1 when c->shm->obs (delivered with the last
+ * tcs_read or activation) is the newest sample at the client's time, 0 when
+ * a newer one is due then (the world lags the activation: tcs_read waits
+ * for it). */
+static inline int tcs_obs_current(const struct tcs_client *c)
+{
+	if (c->shm == NULL)
+		return 0;
+	if (c->shm->obs_next > 0)
+		return c->shm->obs_next > c->now;
+	return c->shm->obs_time >= c->now;
 }
 
 /* tcs_recv copies the newest message on channel ch (up to cap values) into

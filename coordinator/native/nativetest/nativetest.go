@@ -169,6 +169,10 @@ func (s *Server) stepTo(t int64) {
 func (s *Server) observe(shm *native.Shm) {
 	shm.ObsLen = uint32(s.World.Observe(s.Body, shm.Obs[:]))
 	shm.ObsTime = s.World.Now()
+	shm.ObsNext = 0
+	if s.Step > 0 {
+		shm.ObsNext = shm.ObsTime + s.Step
+	}
 	if s.OnRead != nil {
 		s.OnRead(s.progress, shm.Obs[:shm.ObsLen])
 	}
