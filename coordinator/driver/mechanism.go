@@ -102,6 +102,7 @@ type Mechanism struct {
 	lastWake  int64 // CLOCK_MONOTONIC when the last wait returned
 	lastYield int64 // ... when the dispatch goroutine last yielded
 	yields    int64 // how many times it yielded (Yields)
+	yieldNs   int64 // the dispatch thread's CPU those yields took (Yields)
 	endTS     unix.Timespec
 	endCPU    int64 // the dispatched client's CPU clock read at the last wake
 }
@@ -134,6 +135,10 @@ type Proc struct {
 	Requeue bool
 
 	adopted bool // tcs attach: not tcs's child (no exit status), not its group
+
+	// computes: its last Run ended by the timer (it used its whole slice),
+	// so the next one likely lasts long enough to hide a yield in.
+	computes bool
 
 	// seen is the CPU clock read at the last wake while it was raised
 	// (valid if hasSeen); extra is the CPU it used after that reading while
@@ -294,13 +299,16 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// wake (p.seen) and charged with p's next Run, as Wake.Extra. Yielding
 	// before every Run that could last that long cost more: tried, 1.8-2.2 %
 	// overhead instead of 1.5 %.)
-	// A slice of at least yieldSlice ns hides the yield instead: the
-	// goroutine yields after raising p and arming the timer, p computes
-	// during the handoff (its CPU clock charges it to this slice), and the
-	// handoff ends long before the timer. Only the yields that cannot wait
+	// A slice of at least yieldSlice ns, given to a client that used its
+	// whole last slice, hides the yield instead: the goroutine yields after
+	// raising p and arming the timer, p computes during the handoff (its
+	// CPU clock charges it to this slice), and the handoff ends long before
+	// the timer. (A client that blocks within µs, such as a controller
+	// whose budget is a whole quantum, would leave the detector spinning
+	// through the handoff, as before a Run.) Only the yields that cannot wait
 	// for such a slice cost the spinning detector's time.
 	since := m.lastWake - m.lastYield
-	hide := budget >= yieldSlice && since > yieldHidden
+	hide := budget >= yieldSlice && since > yieldHidden && p.computes
 	must := !hide && since > yieldEvery
 	raise := p != m.cur || must || p.Requeue
 	if raise {
@@ -357,6 +365,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	m.endCPU = -1
 	err := m.wait(&w, -1, gen)
+	p.computes = w.Timer && !w.Blocked && w.N == 0
 	if m.endCPU >= start {
 		w.CPU = m.endCPU - start
 		p.seen, p.hasSeen = m.endCPU, true
@@ -366,8 +375,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 }
 
 // Yields returns how many times the dispatch goroutine has passed through
-// the Go scheduler on purpose (see yieldEvery); each costs tens of µs.
-func (m *Mechanism) Yields() int64 { return m.yields }
+// the Go scheduler on purpose (see yieldEvery) and the CPU time (ns) of the
+// dispatch thread that took.
+func (m *Mechanism) Yields() (n, cpu int64) { return m.yields, m.yieldNs }
 
 // Hold continues the dispatch of p, which just blocked in a short
 // wall-clock sleep, until it has run again and blocked again (or the timer
@@ -511,7 +521,10 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // client computes during the handoff instead of the spinning detector, so
 // a best-effort client's quanta take nearly every yield (two-robots: the
 // detector's CPU fell from 66 to ~14 ms per 10 s, overhead from 1.86 % to
-// 1.69 % in interleaved runs). Yielding in any slice, whatever its length,
+// 1.69 % in interleaved runs). The dispatch thread's CPU spent in yields
+// is logged (tcs.log, "overhead": yields, yield_ns): 33-47 µs each on this
+// VM in November 2026, about a quarter of the coordinator's CPU in
+// two-robots. Yielding in any slice, whatever its length,
 // let a short slice overrun by the handoff (up to milliseconds when the
 // other CPU is busy): rejected. A handoff longer than a ≥ 2 ms slice ends it
 // late, as any late timer does, and shows in the take-back lateness.
@@ -524,7 +537,10 @@ const (
 
 func (m *Mechanism) yield() {
 	m.yields++
+	c0, _ := m.clock.Ns(threadCPUClock)
 	runtime.Gosched()
+	c1, _ := m.clock.Ns(threadCPUClock)
+	m.yieldNs += c1 - c0
 	m.lastYield = m.clock.Monotonic()
 }
 
