@@ -7,8 +7,10 @@
  *
  * Flags: --kp --kd --ke --catch --max-torque --mass --length --gravity
  * --target VALUE, and --plan (target from the newest plan on channel 1).
- * Every activation k: read [theta, thetadot], compute the torque, write it
- * on channel 0, idle until (k+1)*P. Exits 0 when the simulation ends.
+ * Every activation k: take [theta, thetadot] (delivered with the
+ * activation, or tcs_read when the world lags), compute the torque, write
+ * it on channel 0 and idle until (k+1)*P in one round trip. Exits 0 when
+ * the simulation ends.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -100,8 +102,8 @@ int main(int argc, char **argv)
 	}
 	period = c.period > 0 ? c.period : 1000000;
 	k = c.now / period;
+	int n = tcs_read(&c, obs, 2, NULL);
 	for (;;) {
-		int n = tcs_read(&c, obs, 2, NULL);
 		if (n < 0)
 			break;
 		if (n < 2) {
@@ -109,18 +111,24 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (use_plan) {
-			n = tcs_recv(&c, 1, plan, 4, NULL);
-			if (n < 0)
+			/* The newest plan comes with the activation (channel 1 is
+			 * the first subscribed); before the first one, ask. */
+			int m = tcs_in(&c, plan, 4, NULL);
+			if (m == 0)
+				m = tcs_recv(&c, 1, plan, 4, NULL);
+			if (m < 0)
 				break;
-			if (n > 0 && !isnan(plan[0]))
+			if (m > 0 && !isnan(plan[0]))
 				target = plan[0];
 		}
 		cmd[0] = pd_torque(&law, obs[0], obs[1], target);
-		if (tcs_write(&c, 0, cmd, 1) < 0)
-			break;
 		k++;
-		if (tcs_idle(&c, k * period, NULL) < 0)
+		/* One round trip an activation: the command goes out, and the
+		 * next activation brings its sample; only when the world lags
+		 * does the client wait for a newer one. */
+		if (tcs_write_idle(&c, 0, cmd, 1, k * period, NULL) < 0)
 			break;
+		n = tcs_obs_current(&c) ? tcs_obs(&c, obs, 2, NULL) : tcs_read(&c, obs, 2, NULL);
 	}
 	if (errno == ESHUTDOWN) {
 		tcs_close(&c);

@@ -318,6 +318,34 @@ static inline int tcs_write_idle(struct tcs_client *c, uint32_t ch, const double
 	return 0;
 }
 
+/* tcs_obs copies the observation delivered with the last tcs_read or
+ * activation (up to cap values) into dst and returns how many; *at (if not
+ * NULL) is the virtual time it was sampled at. */
+static inline int tcs_obs(const struct tcs_client *c, double *dst, int cap, int64_t *at)
+{
+	if (c->shm == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (at != NULL)
+		*at = c->shm->obs_time;
+	return tcs__copy(dst, cap, c->shm->obs, c->shm->obs_len);
+}
+
+/* tcs_in copies the message delivered with the last activation (the newest
+ * on the client's first subscribed channel) into dst and returns how many
+ * values (0: none); *stamp (if not NULL) is its stamp. */
+static inline int tcs_in(const struct tcs_client *c, double *dst, int cap, int64_t *stamp)
+{
+	if (c->shm == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (stamp != NULL)
+		*stamp = c->shm->in_time;
+	return tcs__copy(dst, cap, c->shm->in, c->shm->in_len);
+}
+
 /* tcs_obs_current returns 1 when c->shm->obs (delivered with the last
  * tcs_read or activation) is the newest sample at the client's time, 0 when
  * a newer one is due then (the world lags the activation: tcs_read waits
