@@ -3,6 +3,7 @@ package linux
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -333,29 +334,23 @@ func TestRuntimeFile(t *testing.T) {
 		t.Errorf("Ns allocates %v times", n)
 	}
 
-	// A thread that exits: its file reports ErrGone.
-	done := make(chan *RuntimeFile)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		g, err := OpenRuntime(os.Getpid(), unix.Gettid())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- g
-	}()
-	g := <-done
-	if g == nil {
-		return
+	// A process that exits (and is reaped): its file reports ErrGone.
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := OpenRuntime(cmd.Process.Pid, cmd.Process.Pid)
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
 	}
 	defer g.Close()
-	for i := 0; ; i++ {
-		_, err := g.Ns()
-		if errors.Is(err, ErrGone) {
-			break
-		}
-		if i > 100 {
-			t.Fatalf("exited thread: %v, want ErrGone", err)
-		}
-		time.Sleep(time.Millisecond)
+	if _, err := g.Ns(); err != nil {
+		t.Errorf("live process: %v", err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := g.Ns(); !errors.Is(err, ErrGone) {
+		t.Fatalf("exited process: %v, want ErrGone", err)
 	}
 }
