@@ -49,7 +49,7 @@ func linePlot(dir, name, title, xl, yl string, ss []series, o plotOpts) error {
 	p.Legend.Left = o.left
 	if o.logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: 3} // Prec -1 printed 10^-5 as 9.999999999999999e-06
 	}
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xl, yl
 	p.Add(plotter.NewGrid())

@@ -182,6 +182,11 @@ func TestPendulum(t *testing.T) {
 	if lim := 0.001 * s.Overhead.ClientsS; s.LeakS > lim {
 		t.Errorf("leak_s = %g > 0.001 × clients_s = %g", s.LeakS, lim)
 	}
+	// An activation is one round trip (WriteIdle; the sample comes with
+	// the reply): one dispatch each, give or take start-up.
+	if lim := pd.Activations + pd.Activations/50 + 10; s.Dispatches > lim {
+		t.Errorf("%d dispatches for %d activations: more than one round trip an activation", s.Dispatches, pd.Activations)
+	}
 	t.Logf("coordinator %.1f µs per activation; Δ p99 %.1f µs max %.1f µs; leak %.1f µs",
 		s.CoordinatorPerActivationUS, s.DriftP99S*1e6, s.DriftMaxS*1e6, s.LeakS*1e6)
 	checkBalanced(t, s, 0)

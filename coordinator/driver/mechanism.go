@@ -136,6 +136,10 @@ type Proc struct {
 
 	adopted bool // tcs attach: not tcs's child (no exit status), not its group
 
+	// complete: p was last lowered with every one of its threads in tids
+	// (the count checked), so raising it needs no count.
+	complete bool
+
 	// computes: its last Run ended by the timer (it used its whole slice),
 	// so the next one likely lasts long enough to hide a yield in.
 	computes bool
@@ -659,9 +663,12 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 				return fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
 			}
 		}
-		if !stale && raise && !p.released {
-			// Threads are created only by running threads, and p did
-			// not run since it was lowered, when the count was checked.
+		if !stale && raise && p.complete {
+			// Threads are created only by running threads, and p has
+			// not run since it was lowered with its list complete. Once
+			// raised it runs: the next raise counts again unless a
+			// lowering checked the list meanwhile.
+			p.complete = false
 			return nil
 		}
 		n, err := p.tasks.Count()
@@ -670,6 +677,7 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 		}
 		if !stale && n == len(p.tids) {
 			p.released = false
+			p.complete = !raise
 			return nil
 		}
 		if p.tids, err = p.tasks.List(p.tids); err != nil {
@@ -677,6 +685,7 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 		}
 	}
 	p.released = false
+	p.complete = false
 	return nil
 }
 
@@ -759,6 +768,7 @@ func (m *Mechanism) Release(p *Proc) error {
 		}
 	}
 	p.released = true
+	p.complete = false
 	p.hasSeen = false
 	if m.cur == p {
 		m.cur = nil

@@ -363,6 +363,24 @@ func TestThreadsCreatedWhileDispatchedAreLowered(t *testing.T) {
 			t.Errorf("thread %d on CPUs %v", tid, cpus)
 		}
 	}
+	// Raised again (without counting its threads: the lowering listed
+	// them), every thread is at ℓ1, those it created while it ran too.
+	var wrong []string
+	m.afterRaise = func() {
+		for _, tid := range tids {
+			if _, prio, err := linux.Policy(tid); err != nil || prio != m.Base()-1 {
+				wrong = append(wrong, fmt.Sprintf("thread %d: prio %d (%v)", tid, prio, err))
+			}
+		}
+	}
+	_, err = m.Run(p, int64(time.Millisecond))
+	m.afterRaise = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wrong) > 0 {
+		t.Errorf("raised again, want every thread at %d: %v", m.Base()-1, wrong)
+	}
 }
 
 // helperMech creates a Mechanism, spawns a client, prints the pids, and

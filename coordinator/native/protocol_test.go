@@ -135,3 +135,28 @@ func FuzzDecodeReply(f *testing.F) {
 		}
 	})
 }
+
+// Current: with ObsNext the observation is current until the next sample is
+// due at the client's time; without it (an older coordinator), only an
+// observation taken at the client's time is.
+func TestClientCurrent(t *testing.T) {
+	for _, tc := range []struct {
+		obsTime, obsNext, now int64
+		want                  bool
+	}{
+		{1_000_000, 2_000_000, 1_000_000, true},  // activation on a step boundary
+		{1_000_000, 2_000_000, 1_006_161, true},  // just after one: no newer sample exists
+		{1_000_000, 2_000_000, 2_000_000, false}, // the next sample is due now
+		{1_000_000, 2_000_000, 7_000_000, false}, // the world lags several steps
+		{1_000_000, 0, 1_000_000, true},
+		{1_000_000, 0, 1_006_161, false},
+	} {
+		c := &Client{shm: &Shm{ObsTime: tc.obsTime, ObsNext: tc.obsNext}, now: tc.now}
+		if got := c.Current(); got != tc.want {
+			t.Errorf("obs at %d, next %d, client at %d: Current %v, want %v", tc.obsTime, tc.obsNext, tc.now, got, tc.want)
+		}
+	}
+	if (&Client{}).Current() {
+		t.Error("a closed client's observation is current")
+	}
+}
