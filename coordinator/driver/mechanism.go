@@ -517,8 +517,8 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // Measured here: a locked goroutine's Gosched takes 85 µs (p50) to 190 µs
 // (p99) to come back, because another thread on another, often idle, CPU
 // must hand it back; so the yield comes as late as is safe before sysmon's
-// 10 ms. It also costs the dispatch thread 21-30 µs of CPU (two futex
-// wakes across CPUs), at least ~100 times a second.
+// 10 ms. It also costs the dispatch thread tens of µs of CPU (futex wakes
+// across CPUs; measured below), at least ~100 times a second.
 //
 // yieldHidden and yieldSlice: a yield is hidden in a slice of at least
 // yieldSlice (see Run) once yieldHidden has passed since the last one: the

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperMech())
 	case "threads":
 		os.Exit(helperThreads())
+	case "threads-later":
+		os.Exit(helperThreadsLater())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown TCS_TEST_HELPER")
 		os.Exit(2)
@@ -315,6 +317,14 @@ func TestKillGatedClient(t *testing.T) {
 	}
 }
 
+// helperThreadsLater says it waits, sleeps 100 ms, then starts 4 more
+// threads and blocks.
+func helperThreadsLater() int {
+	os.Stdout.WriteString("waiting\n")
+	time.Sleep(100 * time.Millisecond)
+	return helperThreads()
+}
+
 // helperThreads is a client that starts 4 more threads, then blocks.
 func helperThreads() int {
 	for i := 0; i < 4; i++ {
@@ -380,6 +390,70 @@ func TestThreadsCreatedWhileDispatchedAreLowered(t *testing.T) {
 	}
 	if len(wrong) > 0 {
 		t.Errorf("raised again, want every thread at %d: %v", m.Base()-1, wrong)
+	}
+}
+
+// A released client (free mode, ROS start-up) creates threads while it runs
+// ungated: its next raise must find them and put every one at ℓ1, though
+// the list it was lowered and released with had no gone thread in it.
+func TestReleasedClientIsRaisedWhole(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p, err := m.Spawn(SpawnSpec{Name: "later", Argv: []string{"tcs"}, Env: []string{"TCS_TEST_HELPER=threads-later"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLog := func(what string, step func() error) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(p.LogPath); strings.Contains(string(b), what) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("helper did not print %q", what)
+			}
+		}
+	}
+	// Dispatched until it waits, then lowered and released: its list is
+	// complete and current.
+	waitLog("waiting", func() error { _, err := m.Run(p, int64(5*time.Millisecond)); return err })
+	if _, err := m.Poll(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Release(p); err != nil {
+		t.Fatal(err)
+	}
+	// Ungated, it starts four more threads.
+	if err := m.ParkDetector(true); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("threads started", func() error { _, err := m.Poll(int64(10 * time.Millisecond)); return err })
+	if err := m.ParkDetector(false); err != nil {
+		t.Fatal(err)
+	}
+	tids, err := linux.Tasks(p.Pid)
+	if err != nil || len(tids) < 5 {
+		t.Fatalf("threads: %v %v", tids, err)
+	}
+	var wrong []string
+	m.afterRaise = func() {
+		for _, tid := range tids {
+			if pol, prio, err := linux.Policy(tid); err != nil || pol != linux.SchedFIFO || prio != m.Base()-1 {
+				wrong = append(wrong, fmt.Sprintf("thread %d: policy %d prio %d (%v)", tid, pol, prio, err))
+			}
+		}
+	}
+	_, err = m.Run(p, int64(time.Millisecond))
+	m.afterRaise = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wrong) > 0 {
+		t.Errorf("raised after running released, want every thread FIFO %d: %v", m.Base()-1, wrong)
 	}
 }
 

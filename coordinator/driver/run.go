@@ -125,9 +125,8 @@ type runClient struct {
 	gone      bool
 	idleOp    native.Op // the op (Idle or WriteIdle) an activation answers
 	// A native client's release answered at its next dispatch (see
-	// release): the op, the wait it ends and the client's time then.
+	// answer): the wait it ends and the client's time then.
 	pending     bool
-	pendingOp   native.Op
 	pendingWait coordinator.WaitKind
 	pendingNow  int64
 
@@ -924,11 +923,7 @@ func (r *runner) release(a coordinator.Action) {
 		}
 		return
 	}
-	op := c.idleOp
-	if a.Wait == coordinator.WaitSample {
-		op = native.OpRead
-	}
-	c.pending, c.pendingOp, c.pendingWait, c.pendingNow = true, op, a.Wait, a.Now
+	c.pending, c.pendingWait, c.pendingNow = true, a.Wait, a.Now
 	if r.sc.Mode == config.ModeFree {
 		// Released clients run on their own, without a dispatch.
 		r.answer(a.Client)
@@ -958,7 +953,11 @@ func (r *runner) answer(i int) {
 		shm := c.ep.Shm()
 		shm.InLen, shm.InTime = n, stamp
 	}
-	r.reply(i, native.Reply{Op: c.pendingOp, Now: c.pendingNow})
+	op := c.idleOp // the client has not run since: still the op it idled with
+	if c.pendingWait == coordinator.WaitSample {
+		op = native.OpRead
+	}
+	r.reply(i, native.Reply{Op: op, Now: c.pendingNow})
 }
 
 // publish sends the world's sample at t (a step boundary) to the ROS
