@@ -103,6 +103,16 @@ type Mechanism struct {
 	lastYield int64 // ... when the dispatch goroutine last yielded
 	yields    int64 // how many times it yielded (Yields)
 	yieldNs   int64 // the dispatch thread's CPU those yields took (Yields)
+	parks     int64 // how many of those yields were parks (Yields)
+	parkNs    int64 // the dispatch thread's CPU those parks took (Yields)
+
+	// parkCh hands the parked dispatch goroutine back (see park); parkFrom
+	// is when the waker starts looking for it (CLOCK_MONOTONIC ns; <0:
+	// the waker ends).
+	parkCh    chan struct{}
+	parkFrom  atomic.Int64
+	parkEnd   atomic.Int64  // the parked goroutine's slice end (0: not parked)
+	wakerDone chan struct{} // closed when the waker has ended
 	endTS     unix.Timespec
 	endCPU    int64 // the dispatched client's CPU clock read at the last wake
 }
@@ -236,6 +246,9 @@ func New(conf Conf) (m *Mechanism, err error) {
 	}
 	m.spawnReq = make(chan spawnReq)
 	go spawner(m.spawnReq)
+	m.parkCh, m.wakerDone = make(chan struct{}), make(chan struct{})
+	m.parkFrom.Store(m.clock.Monotonic() + yieldHidden)
+	go m.waker()
 	if m.det, err = m.startDetector(); err != nil {
 		return nil, fmt.Errorf("mechanism: start block detector: %w", err)
 	}
@@ -295,22 +308,22 @@ func (m *Mechanism) RemoveFd(fd int) error { return m.ep.Del(fd) }
 // is ready. It does not allocate.
 func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	var w Wake
-	// Past yieldEvery the goroutine yields before raising p, so that only
-	// the spinning detector can run during the handoff.
+	// The goroutine must pass through the Go scheduler at least every
+	// 10 ms (see yieldEvery). A slice of at least yieldSlice ns, given to a
+	// client that used its whole last slice, hides that yield: the
+	// goroutine parks after raising p and arming the timer, p computes
+	// meanwhile, and the waker hands the goroutine back before the slice
+	// ends (see park). (A client that blocks within µs, such as a
+	// controller whose budget is a whole quantum, would leave the detector
+	// spinning through the park.) Past yieldEvery with no such slice, the
+	// goroutine yields (runtime.Gosched) before raising p, so that only the
+	// spinning detector runs during the handoff.
 	// (A Run that lasts past sysmon's 10 ms still gets the goroutine
 	// preempted, after the wake, while p is raised: p runs on until the
 	// goroutine is back. That CPU is counted from the clock read at the
 	// wake (p.seen) and charged with p's next Run, as Wake.Extra. Yielding
 	// before every Run that could last that long cost more: tried, 1.8-2.2 %
 	// overhead instead of 1.5 %.)
-	// A slice of at least yieldSlice ns, given to a client that used its
-	// whole last slice, hides the yield instead: the goroutine yields after
-	// raising p and arming the timer, p computes during the handoff (its
-	// CPU clock charges it to this slice), and the handoff ends long before
-	// the timer. (A client that blocks within µs, such as a controller
-	// whose budget is a whole quantum, would leave the detector spinning
-	// through the handoff, as before a Run.) Only the yields that cannot wait
-	// for such a slice cost the spinning detector's time.
 	since := m.lastWake - m.lastYield
 	hide := budget >= yieldSlice && since > yieldHidden && p.computes
 	must := !hide && since > yieldEvery
@@ -365,7 +378,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	gen := atomic.AddUint64(m.det.gen, 1)
 	if hide {
-		m.yield()
+		m.park(m.expiry)
 	}
 	m.endCPU = -1
 	err := m.wait(&w, -1, gen)
@@ -380,8 +393,11 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 
 // Yields returns how many times the dispatch goroutine has passed through
 // the Go scheduler on purpose (see yieldEvery) and the CPU time (ns) of the
-// dispatch thread that took.
-func (m *Mechanism) Yields() (n, cpu int64) { return m.yields, m.yieldNs }
+// dispatch thread that took; parks and parkCPU are the part of those that
+// were parks (see park).
+func (m *Mechanism) Yields() (n, cpu, parks, parkCPU int64) {
+	return m.yields, m.yieldNs, m.parks, m.parkNs
+}
 
 // Hold continues the dispatch of p, which just blocked in a short
 // wall-clock sleep, until it has run again and blocked again (or the timer
@@ -521,22 +537,33 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // across CPUs; measured below), at least ~100 times a second.
 //
 // yieldHidden and yieldSlice: a yield is hidden in a slice of at least
-// yieldSlice (see Run) once yieldHidden has passed since the last one: the
-// client computes during the handoff instead of the spinning detector, so
-// a best-effort client's quanta take nearly every yield (two-robots: the
-// detector's CPU fell from 66 to ~14 ms per 10 s, overhead from 1.86 % to
-// 1.69 % in interleaved runs). The dispatch thread's CPU spent in yields
-// is logged (tcs.log, "overhead": yields, yield_ns): 33-47 µs each on this
-// VM in November 2026, about a quarter of the coordinator's CPU in
-// two-robots. Yielding in any slice, whatever its length,
-// let a short slice overrun by the handoff (up to milliseconds when the
-// other CPU is busy): rejected. A handoff longer than a ≥ 2 ms slice ends it
-// late, as any late timer does, and shows in the take-back lateness.
+// yieldSlice (see Run, park) once yieldHidden has passed since the last
+// one. The park ends about parkLead before the slice does, so the next
+// hidden one comes a slice later: in two-robots (5 ms quanta of a planner
+// between 100 Hz controllers) one park per 10 ms and almost no Gosched.
+// Measured here (November 2026, two-robots, interleaved runs; tcs.log,
+// "overhead": yields, yield_ns, parks, park_ns): a park costs the dispatch
+// thread 15-23 µs, a Gosched 32-40 µs plus the detector spinning through
+// the handoff; overhead 1.24-1.47 % with Gosched alone, 0.96-1.15 % with
+// parks. Parking for a short while at the slice's start instead (woken by
+// the waker's next look) took a park in nearly every slice: 1.12-1.21 %.
+//
+// parkLead: the waker's hand-back takes 100-200 µs to get the goroutine
+// running (the waker's timer on an idle CPU, then a wake-up across CPUs);
+// handing back 60 µs before the slice's end got it there 40-200 µs after
+// the end, which lengthened the slice (drift p99 5.145 ms at a 5 ms
+// quantum), 300 µs before gets it there before the end.
+// wakerPoll is how soon the waker first looks for a parked goroutine (see
+// waker): a park lasts from its start to parkLead before the slice's end,
+// so a late look only shortens it.
 const (
 	rearmSlack  = 20_000
 	yieldEvery  = 8_000_000
-	yieldHidden = 5_000_000
+	yieldHidden = 4_000_000
 	yieldSlice  = 2_000_000
+	parkLead    = 300_000
+	wakerPoll   = 200_000
+	wakerRest   = 1_000_000
 )
 
 func (m *Mechanism) yield() {
@@ -546,6 +573,75 @@ func (m *Mechanism) yield() {
 	c1, _ := m.clock.Ns(threadCPUClock)
 	m.yieldNs += c1 - c0
 	m.lastYield = m.clock.Monotonic()
+	m.parkFrom.Store(m.lastYield + yieldHidden)
+}
+
+// park is the yield hidden in a slice (see Run): the goroutine parks on
+// parkCh with p raised and the slice's timer armed (it ends at end,
+// CLOCK_MONOTONIC), and the waker, a goroutine on the other CPUs, hands it
+// back when anything in the wait set is ready or parkLead before end;
+// Run's wait then blocks for the rest of the slice. The dispatch thread
+// pays one extra block and wake-up (15-20 µs here), where
+// runtime.Gosched on a locked thread must wake a thread on another,
+// usually idle, CPU and costs 30-45 µs: that cross-CPU wake-up is paid on
+// the other CPU instead.
+func (m *Mechanism) park(end int64) {
+	m.yields++
+	m.parks++
+	c0, _ := m.clock.Ns(threadCPUClock)
+	m.parkEnd.Store(end)
+	<-m.parkCh
+	c1, _ := m.clock.Ns(threadCPUClock)
+	m.yieldNs += c1 - c0
+	m.parkNs += c1 - c0
+	m.lastYield = m.clock.Monotonic()
+	m.parkFrom.Store(m.lastYield + yieldHidden)
+}
+
+// waker runs on the other CPUs from New until Close. Until parkFrom it
+// sleeps; from then on it looks for the dispatch goroutine parked (park),
+// first after wakerPoll, then at doubling intervals up to 4 wakerPoll (a
+// run with no slice long enough to park in would have it look thousands
+// of times a second). Once the goroutine is parked it watches the wait set
+// until parkLead before the slice ends and hands the goroutine back.
+func (m *Mechanism) waker() {
+	defer close(m.wakerDone)
+	var c linux.Clock
+	poll := int64(wakerPoll)
+	for {
+		from := m.parkFrom.Load()
+		if from < 0 {
+			return
+		}
+		if d := from - c.Monotonic(); d > 0 {
+			poll = wakerPoll
+			time.Sleep(time.Duration(d))
+			continue
+		}
+		end := m.parkEnd.Load()
+		if end == 0 {
+			linux.Nap(poll)
+			poll = min(2*poll, 4*wakerPoll)
+			continue
+		}
+		// An error (none is expected) ends the watch at once: the
+		// goroutine's own wait will see it.
+		_ = m.ep.Watch(end - parkLead)
+		m.parkEnd.Store(0)
+		for {
+			select {
+			case m.parkCh <- struct{}{}:
+			default:
+				// end is published a few ns before the goroutine parks.
+				runtime.Gosched()
+				continue
+			}
+			break
+		}
+		// The goroutine is now ready on this thread's P: sleeping hands it
+		// over at once. The next window opens a yieldHidden later.
+		time.Sleep(wakerRest)
+	}
 }
 
 func (m *Mechanism) disarm() error {
@@ -800,6 +896,12 @@ func (m *Mechanism) Close() error {
 	}
 	m.closed = true
 	var errs []error
+	if m.wakerDone != nil {
+		// The waker sleeps at most a yieldHidden; it must not watch the
+		// wait set once it is closed.
+		m.parkFrom.Store(-1)
+		<-m.wakerDone
+	}
 	// A raised client would keep the detector (ℓ2) from ever running its
 	// exit: lower it first.
 	if m.cur != nil {

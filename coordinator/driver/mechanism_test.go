@@ -241,6 +241,63 @@ func TestCPUWhileGoroutineAwayIsCharged(t *testing.T) {
 	}
 }
 
+// A client that computes through whole slices hides the dispatch
+// goroutine's yields: the goroutine parks in its slice and the waker hands
+// it back before the slice ends, so that slice ends on time; the CPU stays
+// exactly charged.
+func TestParkedYieldEndsBeforeTheSlice(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	a := spawn(t, m, "busyA", "sh", "-c", "while :; do :; done")
+	b := spawn(t, m, "busyB", "sh", "-c", "while :; do :; done")
+	procs := [2]*Proc{a, b}
+	cpu0 := [2]int64{a.CPU(), b.CPU()}
+	var charged [2]int64
+	var late []int64
+	yields0, _, parks0, _ := m.Yields()
+	const slices = 120
+	for i := 0; i < slices; i++ {
+		before := m.parks
+		w, err := m.Run(procs[i%2], int64(5*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !w.Timer || w.Blocked {
+			t.Fatalf("slice %d: busy client not preempted by the timer: %+v", i, w)
+		}
+		charged[i%2] += w.CPU
+		if m.parks > before {
+			late = append(late, w.Late)
+		}
+	}
+	if _, err := m.Poll(0); err != nil {
+		t.Fatal(err)
+	}
+	yields, _, parks, parkNs := m.Yields()
+	yields, parks = yields-yields0, parks-parks0
+	for k, p := range procs {
+		used := p.CPU() - cpu0[k]
+		if got := charged[k] + m.Unsettled(p); got != used {
+			t.Errorf("%s used %d ns, %d ns charged", p.Name, used, got)
+		}
+	}
+	// 600 ms of slices: a yield at least every 10 ms, one park every other
+	// slice once both clients have used a whole slice.
+	if parks < slices/4 {
+		t.Fatalf("%d parks in %d slices of 5 ms (%d yields): want at least %d", parks, slices, yields, slices/4)
+	}
+	if g := yields - parks; g > 3 {
+		t.Errorf("%d yields were not hidden in a slice (Gosched), want ≤ 3", g)
+	}
+	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+	p50 := late[len(late)/2]
+	t.Logf("%d parks (%v of the dispatch thread each), %d other yields; timer lateness of parked slices p50 %v max %v",
+		parks, time.Duration(parkNs/max(m.parks, 1)), yields-parks, time.Duration(p50), time.Duration(late[len(late)-1]))
+	if p50 > 100_000 {
+		t.Errorf("parked slices end %v late (p50): the goroutine is handed back after the slice ends", time.Duration(p50))
+	}
+}
+
 func TestRunDoesNotAllocate(t *testing.T) {
 	m, done := newMech(t)
 	defer done()

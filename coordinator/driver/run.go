@@ -509,9 +509,10 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if r.rc.Status != nil {
 		fmt.Fprintln(r.rc.Status)
 	}
-	yields, yieldNs := r.mech.Yields()
+	yields, yieldNs, parks, parkNs := r.mech.Yields()
 	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).
-		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).Msg("overhead")
+		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
+		Int64("parks", parks).Int64("park_ns", parkNs).Msg("overhead")
 	for _, e := range r.overrunEv[:r.noverrun] {
 		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("the host delayed the timer: a client ran far past its slice; the excess is not charged")
 	}

@@ -35,3 +35,12 @@ func MonotonicNs() int64 { return nanotime() }
 //
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
+
+// Nap sleeps the calling thread for ns nanoseconds (nanosleep), which is
+// precise to tens of µs, where a Go timer may wait a whole millisecond more
+// (the runtime's poller sleeps in milliseconds). Its goroutine keeps its P
+// meanwhile. An interrupted nap just ends early.
+func Nap(ns int64) {
+	ts := unix.NsecToTimespec(ns)
+	_ = unix.Nanosleep(&ts, nil)
+}
