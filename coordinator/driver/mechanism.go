@@ -922,6 +922,15 @@ func (m *Mechanism) Close() error {
 		}
 		_ = p.signal(unix.SIGTERM)
 	}
+	// The children end and are reaped at the normal scheduler's level:
+	// reaping one makes the kernel invalidate its /proc entries, which
+	// spins while another task is shrinking the same ones; at ℓ0 this
+	// thread kept that task (on the simulation CPU, below it) from ever
+	// finishing (seen once: waitid spinning in d_walk for minutes, the
+	// process unkillable).
+	if err := linux.SetOther(0); err != nil {
+		errs = append(errs, fmt.Errorf("close: coordinator thread to SCHED_OTHER: %w", err))
+	}
 	deadline := time.Now().Add(m.conf.KillGrace)
 	for len(live) > 0 {
 		rest := live[:0]
@@ -953,9 +962,6 @@ func (m *Mechanism) Close() error {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-	if err := linux.SetOther(0); err != nil {
-		errs = append(errs, fmt.Errorf("close: coordinator thread to SCHED_OTHER: %w", err))
 	}
 	all := append([]int{m.conf.CPU}, m.others...)
 	if err := linux.SetAffinity(0, all...); err != nil {
