@@ -527,8 +527,10 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // scheduler on purpose. A goroutine that has not been scheduled for 10 ms is
 // preempted by sysmon at its next function call; a preempted locked
 // goroutine sleeps until another thread hands it back (tens of µs), and a
-// raised client would run unaccounted meanwhile. Yielding while no client
-// is raised (only the spinning detector can run) resets that clock.
+// raised client runs on meanwhile, past its slice (Wake.Extra charges it
+// later). A yield at a moment of its choosing resets that clock: a park in
+// a computing client's slice (see park), else a Gosched while no client is
+// raised (only the spinning detector can run).
 //
 // Measured here: a locked goroutine's Gosched takes 85 µs (p50) to 190 µs
 // (p99) to come back, because another thread on another, often idle, CPU
