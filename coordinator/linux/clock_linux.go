@@ -38,9 +38,11 @@ func nanotime() int64
 
 // Nap sleeps the calling thread for ns nanoseconds (nanosleep), which is
 // precise to tens of µs, where a Go timer may wait a whole millisecond more
-// (the runtime's poller sleeps in milliseconds). Its goroutine keeps its P
-// meanwhile. An interrupted nap just ends early.
+// (the runtime's poller sleeps in milliseconds). It is a raw system call:
+// the goroutine keeps its P meanwhile and the runtime does not see a
+// system call (its sysmon thread otherwise woke far more often). An
+// interrupted nap just ends early.
 func Nap(ns int64) {
 	ts := unix.NsecToTimespec(ns)
-	_ = unix.Nanosleep(&ts, nil)
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 }

@@ -377,6 +377,7 @@ const (
 // instant until (ns) has come, without taking the events: an fd stays
 // ready for ep's own Wait (level-triggered). It may be called from another
 // thread while ep's owner is not waiting in it. It returns early on EINTR.
+// Like Nap it is a raw system call, unseen by the runtime.
 func (ep *Epoll) Watch(until int64) error {
 	var ev [1]unix.EpollEvent
 	d := until - nanotime()
@@ -384,7 +385,7 @@ func (ep *Epoll) Watch(until int64) error {
 		d = 0
 	}
 	ts := unix.NsecToTimespec(d)
-	_, _, e := unix.Syscall6(sysEpollPwait2, uintptr(ep.fd), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	_, _, e := unix.RawSyscall6(sysEpollPwait2, uintptr(ep.fd), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
 	if e != 0 && e != unix.EINTR {
 		return sysErr("epoll_pwait2", e)
 	}
