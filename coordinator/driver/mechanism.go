@@ -546,9 +546,10 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // Measured here (November 2026, two-robots, interleaved runs; tcs.log,
 // "overhead": yields, yield_ns, parks, park_ns): a park costs the dispatch
 // thread 15-23 µs, a Gosched 32-40 µs plus the detector spinning through
-// the handoff; overhead 1.24-1.47 % with Gosched alone, 0.96-1.15 % with
+// the handoff; overhead 1.36-1.47 % with Gosched alone, 0.96-1.16 % with
 // parks. Parking for a short while at the slice's start instead (woken by
-// the waker's next look) took a park in nearly every slice: 1.12-1.21 %.
+// the waker's next look) took a park in nearly every slice: 1.07-1.21 %.
+// The waker costs the other CPU about 1.5 % of its time.
 //
 // parkLead: the waker's hand-back takes 100-200 µs to get the goroutine
 // running (the waker's timer on an idle CPU, then a wake-up across CPUs);

@@ -101,6 +101,15 @@ func spawn(t *testing.T, m *Mechanism, name string, argv ...string) *Proc {
 	return p
 }
 
+// busyPair starts two clients that compute without end.
+func busyPair(t *testing.T, m *Mechanism) [2]*Proc {
+	t.Helper()
+	return [2]*Proc{
+		spawn(t, m, "busyA", "sh", "-c", "while :; do :; done"),
+		spawn(t, m, "busyB", "sh", "-c", "while :; do :; done"),
+	}
+}
+
 // runUntil dispatches p until cond(wake) holds or the time is up.
 func runUntil(t *testing.T, m *Mechanism, p *Proc, budget int64, cond func(Wake) bool) Wake {
 	t.Helper()
@@ -165,9 +174,8 @@ func commOf(pid int) string {
 func TestLeakIsZero(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	a := spawn(t, m, "busyA", "sh", "-c", "while :; do :; done")
-	b := spawn(t, m, "busyB", "sh", "-c", "while :; do :; done")
-	procs := [2]*Proc{a, b}
+	procs := busyPair(t, m)
+	a, b := procs[0], procs[1]
 	const quanta = 400
 	var late []int64
 	var used [2]int64
@@ -214,11 +222,10 @@ func TestLeakIsZero(t *testing.T) {
 func TestCPUWhileGoroutineAwayIsCharged(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	a := spawn(t, m, "busyA", "sh", "-c", "while :; do :; done")
-	b := spawn(t, m, "busyB", "sh", "-c", "while :; do :; done")
+	procs := busyPair(t, m)
+	a, b := procs[0], procs[1]
 	m.afterRaise = func() { time.Sleep(300 * time.Microsecond) }
 	defer func() { m.afterRaise = nil }()
-	procs := [2]*Proc{a, b}
 	cpu0 := [2]int64{a.CPU(), b.CPU()}
 	var charged [2]int64
 	for i := 0; i < 100; i++ {
@@ -248,9 +255,8 @@ func TestCPUWhileGoroutineAwayIsCharged(t *testing.T) {
 func TestParkedYieldEndsBeforeTheSlice(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	a := spawn(t, m, "busyA", "sh", "-c", "while :; do :; done")
-	b := spawn(t, m, "busyB", "sh", "-c", "while :; do :; done")
-	procs := [2]*Proc{a, b}
+	procs := busyPair(t, m)
+	a, b := procs[0], procs[1]
 	cpu0 := [2]int64{a.CPU(), b.CPU()}
 	var charged [2]int64
 	var late []int64
