@@ -382,7 +382,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	m.endCPU = -1
 	err := m.wait(&w, -1, gen)
-	p.computes = w.Timer && !w.Blocked && w.N == 0
+	// A client that used its whole slice, or computed for a while before a
+	// request (a planner publishing), likely uses the next one whole too.
+	p.computes = !w.Blocked && w.Exited == nil && (w.Timer && w.N == 0 || m.endCPU-start >= yieldSlice/2)
 	if m.endCPU >= start {
 		w.CPU = m.endCPU - start
 		p.seen, p.hasSeen = m.endCPU, true
