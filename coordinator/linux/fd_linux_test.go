@@ -1,0 +1,55 @@
+package linux
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Watch waits for the set without taking its events: the owner's Wait
+// still finds them. With nothing ready it waits until the given instant.
+func TestEpollWatchLeavesEventsReady(t *testing.T) {
+	ep, err := NewEpoll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	efd, err := Eventfd(0, unix.EFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	if err := ep.Add(efd, 7); err != nil {
+		t.Fatal(err)
+	}
+
+	// 5 ms: past 10 ms Go's sysmon may interrupt the raw call (EINTR: an
+	// early return, which Watch allows).
+	t0 := MonotonicNs()
+	if err := ep.Watch(t0 + int64(5*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if d := MonotonicNs() - t0; d < int64(4900*time.Microsecond) {
+		t.Errorf("Watch with nothing ready returned after %v, want 5 ms", time.Duration(d))
+	}
+
+	var buf [8]byte
+	if err := WriteU64(efd, &buf, 1); err != nil {
+		t.Fatal(err)
+	}
+	t0 = MonotonicNs()
+	if err := ep.Watch(t0 + int64(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if d := MonotonicNs() - t0; d > int64(500*time.Millisecond) {
+		t.Errorf("Watch with an fd ready returned after %v", time.Duration(d))
+	}
+	n, err := ep.Wait(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || ep.Tag(0) != 7 {
+		t.Errorf("Wait after Watch: %d events (first tag %d), want the eventfd (tag 7)", n, ep.Tag(0))
+	}
+}
