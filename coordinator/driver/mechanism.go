@@ -150,8 +150,10 @@ type Proc struct {
 	// (the count checked), so raising it needs no count.
 	complete bool
 
-	// computes: its last Run ended by the timer (it used its whole slice),
-	// so the next one likely lasts long enough to hide a yield in.
+	// computes: its last Run ended by the timer (it used its whole slice)
+	// or after at least half a yieldSlice of CPU (a request of a client
+	// that computes, such as a planner publishing), so the next one likely
+	// lasts long enough to hide a yield in (see Run).
 	computes bool
 
 	// seen is the CPU clock read at the last wake while it was raised
@@ -310,7 +312,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	var w Wake
 	// The goroutine must pass through the Go scheduler at least every
 	// 10 ms (see yieldEvery). A slice of at least yieldSlice ns, given to a
-	// client that used its whole last slice, hides that yield: the
+	// client that computes (see Proc.computes), hides that yield: the
 	// goroutine parks after raising p and arming the timer, p computes
 	// meanwhile, and the waker hands the goroutine back before the slice
 	// ends (see park). (A client that blocks within µs, such as a
@@ -571,15 +573,9 @@ const (
 	wakerRest   = 1_000_000
 )
 
-func (m *Mechanism) yield() {
-	m.yields++
-	c0, _ := m.clock.Ns(threadCPUClock)
-	runtime.Gosched()
-	c1, _ := m.clock.Ns(threadCPUClock)
-	m.yieldNs += c1 - c0
-	m.lastYield = m.clock.Monotonic()
-	m.parkFrom.Store(m.lastYield + yieldHidden)
-}
+// yield passes the dispatch goroutine through the Go scheduler by
+// runtime.Gosched (see yieldEvery).
+func (m *Mechanism) yield() { m.pass(0) }
 
 // park is the yield hidden in a slice (see Run): the goroutine parks on
 // parkCh with p raised and the slice's timer armed (it ends at end,
@@ -590,15 +586,26 @@ func (m *Mechanism) yield() {
 // runtime.Gosched on a locked thread must wake a thread on another,
 // usually idle, CPU and costs 30-45 µs: that cross-CPU wake-up is paid on
 // the other CPU instead.
-func (m *Mechanism) park(end int64) {
-	m.yields++
-	m.parks++
+func (m *Mechanism) park(end int64) { m.pass(end) }
+
+// pass is yield (end 0) or park (end > 0), counted with the dispatch
+// thread's CPU it took (Yields); the waker's next window opens a
+// yieldHidden later.
+func (m *Mechanism) pass(end int64) {
 	c0, _ := m.clock.Ns(threadCPUClock)
-	m.parkEnd.Store(end)
-	<-m.parkCh
+	if end > 0 {
+		m.parkEnd.Store(end)
+		<-m.parkCh
+	} else {
+		runtime.Gosched()
+	}
 	c1, _ := m.clock.Ns(threadCPUClock)
+	m.yields++
 	m.yieldNs += c1 - c0
-	m.parkNs += c1 - c0
+	if end > 0 {
+		m.parks++
+		m.parkNs += c1 - c0
+	}
 	m.lastYield = m.clock.Monotonic()
 	m.parkFrom.Store(m.lastYield + yieldHidden)
 }
@@ -611,14 +618,13 @@ func (m *Mechanism) park(end int64) {
 // until parkLead before the slice ends and hands the goroutine back.
 func (m *Mechanism) waker() {
 	defer close(m.wakerDone)
-	var c linux.Clock
 	poll := int64(wakerPoll)
 	for {
 		from := m.parkFrom.Load()
 		if from < 0 {
 			return
 		}
-		if d := from - c.Monotonic(); d > 0 {
+		if d := from - linux.MonotonicNs(); d > 0 {
 			poll = wakerPoll
 			time.Sleep(time.Duration(d))
 			continue
@@ -633,15 +639,16 @@ func (m *Mechanism) waker() {
 		// goroutine's own wait will see it.
 		_ = m.ep.Watch(end - parkLead)
 		m.parkEnd.Store(0)
-		for {
+		// end is published a few ns before the goroutine parks: offer the
+		// hand-back until it is taken (a blocking send would let the
+		// goroutine take it without parking, and wake this one).
+		for handed := false; !handed; {
 			select {
 			case m.parkCh <- struct{}{}:
+				handed = true
 			default:
-				// end is published a few ns before the goroutine parks.
 				runtime.Gosched()
-				continue
 			}
-			break
 		}
 		// The goroutine is now ready on this thread's P: sleeping hands it
 		// over at once. The next window opens a yieldHidden later.

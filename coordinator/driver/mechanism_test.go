@@ -260,7 +260,7 @@ func TestParkedYieldEndsBeforeTheSlice(t *testing.T) {
 	cpu0 := [2]int64{a.CPU(), b.CPU()}
 	var charged [2]int64
 	var late []int64
-	yields0, _, parks0, _ := m.Yields()
+	yields0, _, parks0, parkNs0 := m.Yields()
 	const slices = 120
 	for i := 0; i < slices; i++ {
 		before := m.parks
@@ -280,7 +280,7 @@ func TestParkedYieldEndsBeforeTheSlice(t *testing.T) {
 		t.Fatal(err)
 	}
 	yields, _, parks, parkNs := m.Yields()
-	yields, parks = yields-yields0, parks-parks0
+	yields, parks, parkNs = yields-yields0, parks-parks0, parkNs-parkNs0
 	for k, p := range procs {
 		used := p.CPU() - cpu0[k]
 		if got := charged[k] + m.Unsettled(p); got != used {
@@ -298,7 +298,7 @@ func TestParkedYieldEndsBeforeTheSlice(t *testing.T) {
 	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
 	p50 := late[len(late)/2]
 	t.Logf("%d parks (%v of the dispatch thread each), %d other yields; timer lateness of parked slices p50 %v max %v",
-		parks, time.Duration(parkNs/max(m.parks, 1)), yields-parks, time.Duration(p50), time.Duration(late[len(late)-1]))
+		parks, time.Duration(parkNs/max(parks, 1)), yields-parks, time.Duration(p50), time.Duration(late[len(late)-1]))
 	if p50 > 100_000 {
 		t.Errorf("parked slices end %v late (p50): the goroutine is handed back after the slice ends", time.Duration(p50))
 	}
@@ -438,22 +438,29 @@ func TestThreadsCreatedWhileDispatchedAreLowered(t *testing.T) {
 	}
 	// Raised again (without counting its threads: the lowering listed
 	// them), every thread is at ℓ1, those it created while it ran too.
+	if wrong := notRaised(t, m, p, tids); len(wrong) > 0 {
+		t.Errorf("raised again, want every thread FIFO %d: %v", m.Base()-1, wrong)
+	}
+}
+
+// notRaised dispatches p for 1 ms and lists those of tids that were not
+// at SCHED_FIFO ℓ1 right after the raise.
+func notRaised(t *testing.T, m *Mechanism, p *Proc, tids []int) []string {
+	t.Helper()
 	var wrong []string
 	m.afterRaise = func() {
 		for _, tid := range tids {
-			if _, prio, err := linux.Policy(tid); err != nil || prio != m.Base()-1 {
-				wrong = append(wrong, fmt.Sprintf("thread %d: prio %d (%v)", tid, prio, err))
+			if pol, prio, err := linux.Policy(tid); err != nil || pol != linux.SchedFIFO || prio != m.Base()-1 {
+				wrong = append(wrong, fmt.Sprintf("thread %d: policy %d prio %d (%v)", tid, pol, prio, err))
 			}
 		}
 	}
-	_, err = m.Run(p, int64(time.Millisecond))
+	_, err := m.Run(p, int64(time.Millisecond))
 	m.afterRaise = nil
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wrong) > 0 {
-		t.Errorf("raised again, want every thread at %d: %v", m.Base()-1, wrong)
-	}
+	return wrong
 }
 
 // A released client (free mode, ROS start-up) creates threads while it runs
@@ -502,20 +509,7 @@ func TestReleasedClientIsRaisedWhole(t *testing.T) {
 	if err != nil || len(tids) < 5 {
 		t.Fatalf("threads: %v %v", tids, err)
 	}
-	var wrong []string
-	m.afterRaise = func() {
-		for _, tid := range tids {
-			if pol, prio, err := linux.Policy(tid); err != nil || pol != linux.SchedFIFO || prio != m.Base()-1 {
-				wrong = append(wrong, fmt.Sprintf("thread %d: policy %d prio %d (%v)", tid, pol, prio, err))
-			}
-		}
-	}
-	_, err = m.Run(p, int64(time.Millisecond))
-	m.afterRaise = nil
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(wrong) > 0 {
+	if wrong := notRaised(t, m, p, tids); len(wrong) > 0 {
 		t.Errorf("raised after running released, want every thread FIFO %d: %v", m.Base()-1, wrong)
 	}
 }
