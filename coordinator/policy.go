@@ -192,6 +192,19 @@ func (p *Policy) Progress(c int) int64 {
 	return max(cl.p, p.t)
 }
 
+// ProgressAt is client c's progress once cpu more ns of its CPU are
+// charged: for a runnable client, the stamp of what it wrote cpu ns into
+// the slice that Ran is about to charge (a native client's post), so that
+// ProgressAt(c, x) before Ran(c, x, ...) is Progress(c) after it. A client
+// that is not runnable did not run: its Progress.
+func (p *Policy) ProgressAt(c int, cpu int64) int64 {
+	cl := &p.clients[c]
+	if cl.st != stRunnable {
+		return p.Progress(c)
+	}
+	return p.robots[cl.conf.Robot].r + int64(float64(max(cpu, 0))*cl.charge)
+}
+
 // RobotClock is robot j's charged clock R.
 func (p *Policy) RobotClock(j int) int64 { return p.robots[j].r }
 

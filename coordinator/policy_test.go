@@ -465,3 +465,37 @@ func TestROSRelayPlannerToController(t *testing.T) {
 		})
 	}
 }
+
+// ProgressAt(c, x) before Ran(c, x) is Progress(c) after it, with cpu_scale
+// applied: the stamp of a message a client wrote x ns into its slice.
+func TestProgressAtIsProgressAfterRan(t *testing.T) {
+	conf := Conf{Mode: Consistent, Quantum: ms, Step: ms, Duration: 100 * ms, Robots: 1,
+		Clients: []ClientConf{{Name: "planner", Class: BestEffort, CPUScale: 2.5}}}
+	p, err := New(conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices := 0
+	for slices < 20 {
+		a := p.Next(0)
+		switch a.Kind {
+		case KindDispatch:
+			x := a.Budget / 3 * (int64(slices%3) + 1)
+			before := p.Progress(0)
+			want := p.ProgressAt(0, x)
+			if x > 0 && want <= before {
+				t.Fatalf("slice %d: ProgressAt(%d) = %d, not past %d", slices, x, want, before)
+			}
+			p.Ran(0, x, Preempted)
+			if got := p.Progress(0); got != want {
+				t.Fatalf("slice %d: ProgressAt(%d) = %d before Ran, Progress %d after", slices, x, want, got)
+			}
+			if got := want - before; got != int64(float64(x)*2.5) {
+				t.Fatalf("slice %d: %d ns of CPU moved the planner %d ns, want 2.5×", slices, x, got)
+			}
+			slices++
+		case KindFinish:
+			t.Fatalf("ended after %d slices", slices)
+		}
+	}
+}

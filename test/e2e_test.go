@@ -13,12 +13,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/foxglove/mcap/go/mcap"
+
 	"github.com/tcs-robotics/tcs/coordinator/linux"
+	"github.com/tcs-robotics/tcs/msgs/cdr"
+	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
 )
 
@@ -244,9 +249,71 @@ func TestPendulumC(t *testing.T) {
 // coordination's cost is reported (see checkConsistent).
 func TestTwoRobots(t *testing.T) {
 	needRT(t)
-	s := runCompleted(t, 5*time.Minute, "../config/two-robots.yaml")
-	checkConsistent(t, s)
-	checkBalanced(t, s, 1) // beta's controller has its CPU to itself
+	r := runTCS(t, 5*time.Minute, "../config/two-robots.yaml")
+	if r.code != 0 || r.sum.Ended != report.EndCompleted {
+		t.Fatalf("exit %d, ended %q", r.code, r.sum.Ended)
+	}
+	checkConsistent(t, r.sum)
+	checkBalanced(t, r.sum, 1) // beta's controller has its CPU to itself
+	checkPlanStamps(t, filepath.Join(r.outDir, "run.mcap"), int64(r.sum.HostOverrunS*1e9))
+}
+
+// checkPlanStamps checks the stamps of the planner's plans in a
+// two-robots recording (/tcs/channel/1, log time = stamp): between two
+// plans robot alpha's clock advanced by the CPU its clients used, which
+// is the planner's own thread CPU between them (the plan's second value)
+// plus the little its controller and its runtime threads used. A stamp
+// taken at the end of the slice instead of at the write would be off by
+// up to a quantum (5 ms). The CPU a client used past a slice whose timer
+// the host delayed is not charged (host_overrun_s, overrun): the planner's
+// clock may run ahead of the stamps by that much.
+func checkPlanStamps(t *testing.T, path string, overrun int64) {
+	t.Helper()
+	type plan struct{ stamp, cpu int64 }
+	var plans []plan
+	_, err := record.Read(path, func(ch *record.ReadChannel, m *mcap.Message) error {
+		if ch.Topic != "/tcs/channel/1" {
+			return nil
+		}
+		r := cdr.NewReader(m.Data)
+		if dims := r.Len(4); dims != 0 {
+			return fmt.Errorf("plan with %d layout dims", dims)
+		}
+		r.Uint32() // data_offset
+		if n := r.Len(8); n != 3 {
+			return fmt.Errorf("plan of %d values, want 3", n)
+		}
+		_, cpu := r.Float64(), r.Float64()
+		if r.Err() != nil {
+			return r.Err()
+		}
+		plans = append(plans, plan{int64(m.LogTime), int64(math.Round(cpu * 1e9))})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) < 100 {
+		t.Fatalf("%d plans recorded, want hundreds", len(plans))
+	}
+	// The stamp is taken a few µs after the planner read its clock (its
+	// write's own CPU, a syscall or a post); that varies by µs from plan to
+	// plan, so the step may fall that far short of the CPU step. Above it,
+	// the controller's two activations (~35 µs) and what the host took
+	// while a client ran (seen up to 0.28 ms): 1 ms still catches stamps
+	// that are off by a fraction of a 5 ms slice.
+	const short, slack = 20_000, 1_000_000
+	ds := make([]int64, 0, len(plans))
+	for k := 1; k < len(plans); k++ {
+		d := (plans[k].stamp - plans[k-1].stamp) - (plans[k].cpu - plans[k-1].cpu)
+		ds = append(ds, d)
+		if d < -overrun-short || d > slack {
+			t.Errorf("plans %d and %d: stamps %d apart, the planner's CPU %d: %d ns not explained", k-1, k, plans[k].stamp-plans[k-1].stamp, plans[k].cpu-plans[k-1].cpu, d)
+		}
+	}
+	slices.Sort(ds)
+	t.Logf("%d plans: stamp step minus the planner's CPU step: min %d, p50 %d, max %d ns (host overrun %d ns)",
+		len(plans), ds[0], ds[len(ds)/2], ds[len(ds)-1], overrun)
 }
 
 func checkConsistent(t *testing.T, s *report.Summary) {

@@ -66,6 +66,7 @@ type Wake struct {
 	Blocked bool  // the detector ran: the dispatched client blocked
 	CPU     int64 // CPU ns the dispatched client used during this Run, Extra included
 	Extra   int64 // of CPU: ns it used still raised after its previous Run, while the coordinator was away
+	From    int64 // the client's process CPU clock where CPU begins (its posts are stamped from it)
 	Late    int64 // ns from timer expiry to the coordinator running (if Timer)
 	Exited  *Proc // a child exited; call Reap for its exit code
 	N       int   // number of ready tagged fds
@@ -391,6 +392,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		w.CPU = m.endCPU - start
 		p.seen, p.hasSeen = m.endCPU, true
 	}
+	w.From = start - w.Extra
 	w.CPU += w.Extra
 	return w, err
 }

@@ -155,7 +155,7 @@ func (r *runner) recStatus(t int64) {
 		wall = r.clk.Monotonic() - r.wallStart
 	}
 	h.st = record.RunStatus{WorldNs: t, DriftNs: r.pol.Drift(), DriftMaxNs: h.driftMax, DriftMaxRunNs: r.drift.Max(),
-		CoordinatorNs: r.coordinatorNs(), ClientsNs: clients, DynamicsNs: r.dynNs, Dispatches: r.pol.Dispatches(),
+		CoordinatorNs: r.coordinatorSoFar(), ClientsNs: clients, DynamicsNs: r.dynNs, Dispatches: r.pol.Dispatches(),
 		DeadlineMisses: r.missesAll, RecordingDropped: h.rec.Dropped(), WallNs: wall}
 	h.driftMax = 0
 	if w := h.rec.Begin(h.status, t, t); w != nil {

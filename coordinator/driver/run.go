@@ -124,6 +124,9 @@ type runClient struct {
 	exit      *int
 	gone      bool
 	idleOp    native.Op // the op (Idle or WriteIdle) an activation answers
+	posts     bool      // native: allowed to post messages (takePosts)
+	posted    int64     // messages it posted
+	badPost   bool      // a bad post was logged
 	// A native client's release answered at its next dispatch (see
 	// answer): the wait it ends and the client's time then.
 	pending     bool
@@ -168,6 +171,8 @@ type runner struct {
 	scratch   []byte
 	loopCPU0  int64 // the dispatch thread's CPU clock when the loop began
 	loopDet0  int64 // the detector's CPU then
+	detSoFar  int64 // the detector's CPU since then, as coordinatorSoFar last read it
+	detCalls  int64 // coordinatorSoFar calls
 	inStartup bool
 	attachLn  *net.UnixListener // tcs attach, during start-up
 	attachErr error             // the first refused tcs attach: start-up stops
@@ -510,9 +515,13 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		fmt.Fprintln(r.rc.Status)
 	}
 	yields, yieldNs, parks, parkNs := r.mech.Yields()
+	var posts int64
+	for _, c := range r.clients {
+		posts += c.posted
+	}
 	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).
 		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
-		Int64("parks", parks).Int64("park_ns", parkNs).Msg("overhead")
+		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).Msg("overhead")
 	for _, e := range r.overrunEv[:r.noverrun] {
 		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("the host delayed the timer: a client ran far past its slice; the excess is not charged")
 	}
@@ -547,6 +556,23 @@ func (r *runner) run() (sum *report.Summary, err error) {
 func (r *runner) coordinatorNs() int64 {
 	thread, _ := r.clk.Ns(threadCPUClock)
 	return thread - r.loopCPU0 - r.dynNs + r.mech.DetectorCPU() - r.loopDet0
+}
+
+// detectorEvery is how many calls of coordinatorSoFar read the detector's
+// CPU once: reading it (its /proc schedstat) cost the dispatch thread
+// about 5 µs, 100 times a virtual second for /tcs/status.
+const detectorEvery = 10
+
+// coordinatorSoFar is coordinatorNs for progress reports (/tcs/status),
+// with the detector's part read every detectorEvery calls: it lags by up
+// to that many reports (the detector uses well under 1 ms a second).
+func (r *runner) coordinatorSoFar() int64 {
+	if r.detCalls%detectorEvery == 0 {
+		r.detSoFar = r.mech.DetectorCPU() - r.loopDet0
+	}
+	r.detCalls++
+	thread, _ := r.clk.Ns(threadCPUClock)
+	return thread - r.loopCPU0 - r.dynNs + r.detSoFar
 }
 
 // leak is the CPU client c used while it was not dispatched, given its
@@ -801,6 +827,11 @@ func (r *runner) dispatch(a coordinator.Action) error {
 			}
 		}
 	}
+	if c.posts {
+		// Before Ran: each post is stamped with the progress at its
+		// place in the CPU this Run charges.
+		r.takePosts(a.Client, &w)
+	}
 	c.ran += w.CPU
 	c.away += w.Extra
 	if w.Timer {
@@ -1048,6 +1079,14 @@ func (r *runner) serve(i int) {
 		}
 		c.hello = true
 		c.ep.Shm().Period = c.conf.Period.Nanoseconds()
+		if r.sc.Mode == config.ModeConsistent {
+			// Only the stamp of a message is needed, not a decision at
+			// the instant it is written (lockstep ends a best-effort
+			// client's step there; free mode serves clients while
+			// they run).
+			c.ep.AllowPosts()
+			c.posts = true
+		}
 		r.reply(i, native.Reply{Op: req.Op, Now: now})
 	case native.OpRead:
 		if r.pol.Read(i) {
@@ -1088,6 +1127,44 @@ func (r *runner) serve(i int) {
 		r.reply(i, native.Reply{Op: req.Op, Status: st, Now: stamp})
 	default:
 		r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadRequest, Now: now})
+	}
+}
+
+// takePosts delivers the messages client i posted (native.Client.Write
+// without a request) during the Run that returned w, in order, each
+// stamped with the client's progress at its CPU clock: from w.From, within
+// the w.CPU about to be charged. A post the library would not write (channel
+// 0, too many values, a ring moved on too far) is dropped and logged once.
+func (r *runner) takePosts(i int, w *Wake) {
+	c := r.clients[i]
+	for {
+		p, ok, err := c.ep.Post()
+		if err != nil {
+			r.badPost(c, err.Error())
+			return
+		}
+		if !ok {
+			return
+		}
+		if p.Ch == 0 || p.N > native.MaxValues {
+			r.badPost(c, fmt.Sprintf("post on channel %d with %d values", p.Ch, p.N))
+			c.ep.Taken()
+			continue
+		}
+		stamp := r.pol.ProgressAt(i, min(max(p.CPU-w.From, 0), w.CPU))
+		r.deliver(p.Ch, stamp, p.Vals[:p.N])
+		r.recNative(p.Ch, stamp, p.Vals[:p.N]) // recording
+		r.pol.Wrote(i)
+		c.ep.Taken()
+		c.posted++
+	}
+}
+
+// badPost logs, once per client, a post that was dropped.
+func (r *runner) badPost(c *runClient, what string) {
+	if !c.badPost {
+		c.badPost = true
+		r.log.Warn().Str("client", c.conf.Name).Str("post", what).Msg("bad post dropped (the client wrote its shared memory's post ring itself?)")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrNotUnderTCS is returned by Connect when EnvVar is not set.
@@ -132,7 +133,9 @@ func (c *Client) Read(dst []float64) (n int, now int64, err error) {
 
 // Write sends vals as one message on channel ch (0: the robot's actuator
 // command; ≥ 1: to the clients subscribed to ch), stamped with the client's
-// progress.
+// progress. On a channel ≥ 1, when the coordinator allows it (Shm.PostCap,
+// in consistent mode), the message is posted in the shared memory without a
+// round trip, and Now is left as it was; otherwise it is a request.
 func (c *Client) Write(ch int, vals []float64) error {
 	if ch < 0 || ch > math.MaxUint32 {
 		return ErrBadChannel
@@ -143,6 +146,9 @@ func (c *Client) Write(ch int, vals []float64) error {
 	if c.shm == nil {
 		return ErrClosed
 	}
+	if ch > 0 && c.post(uint32(ch), vals) {
+		return nil
+	}
 	copy(c.shm.Out[:], vals)
 	r, err := c.call(OpWrite, uint32(ch), int64(len(vals)))
 	if err != nil {
@@ -150,6 +156,29 @@ func (c *Client) Write(ch int, vals []float64) error {
 	}
 	c.now = r.Now
 	return nil
+}
+
+// post puts vals on channel ch in the post ring's next slot, if posts are
+// allowed and one is free, and reports whether it did. The slot is filled
+// before PostHead moves (the coordinator reads PostHead, then the slot).
+func (c *Client) post(ch uint32, vals []float64) bool {
+	s := c.shm
+	if s.PostCap == 0 {
+		return false
+	}
+	head := s.PostHead
+	if head-atomic.LoadUint32(&s.PostTail) >= MaxPosts {
+		return false
+	}
+	cpu, ok := processCPU()
+	if !ok {
+		return false
+	}
+	p := &s.Posts[head%MaxPosts]
+	p.Ch, p.N, p.CPU = ch, uint32(len(vals)), cpu
+	copy(p.Vals[:], vals)
+	atomic.StoreUint32(&s.PostHead, head+1)
+	return true
 }
 
 // Obs copies the observation delivered with the last Read or activation

@@ -52,10 +52,25 @@
 // of its first subscribed channel that its progress has reached in Shm.In
 // (Shm.InLen values, stamped Shm.InTime; 0 when none): no OpRecv needed.
 //
+// Posts: where the coordinator needs only a message's stamp, not a decision
+// at the instant it is written (consistent mode), it sets Shm.PostCap before
+// its hello reply, and a message on a channel ≥ 1 (a planner's plan) need
+// not cost a round trip. The client puts it in the next slot of the post
+// ring (Shm.Posts, MaxPosts slots) with its own process CPU clock, then
+// advances Shm.PostHead, and computes on. When the coordinator takes the
+// CPU back, it takes every post up to PostHead in order, stamps each with
+// the client's progress at that CPU clock (the same stamp a request would
+// have had) and advances Shm.PostTail. Nothing else runs in between: the
+// client runs only while the coordinator waits. A full ring, a channel 0
+// command, a coordinator that left PostCap 0 (lockstep and free mode),
+// or a client that never posts: the message is an OpWrite request.
+// Measured on two-robots (its planner writes 50 plans a second): 499 posts
+// in 10 s.
+//
 // The shared memory layout is fixed (see Shm and tcs_native.h, which must
 // agree byte for byte). Each side touches it only while it holds the turn:
 // the client between a reply and its next request, the coordinator between
-// a request and its reply.
+// a request and its reply; the post ring is the one exception, above.
 //
 // The package has three parts: the records (Request, Reply and their
 // encoders/decoders, pure functions on byte slices); the coordinator's side,

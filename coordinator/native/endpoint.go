@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -176,6 +177,49 @@ func (e *Endpoint) Reply(r Reply) error {
 		return fmt.Errorf("native: write reply: short write %d", n)
 	}
 	return nil
+}
+
+// ErrPostRing is returned by Post when the client's post count is more than
+// MaxPosts ahead of the coordinator's: it wrote the ring itself, not through
+// a client library.
+var ErrPostRing = errors.New("native: post ring overrun: PostHead is more than MaxPosts past PostTail")
+
+// AllowPosts lets the client write messages on channels ≥ 1 without a
+// request (Shm.PostCap; see Client.Write). A coordinator allows them where
+// it needs no decision at the instant a message is written, only its
+// stamp, and calls Post whenever it takes the CPU back from the client.
+// Call it before the reply to OpHello.
+func (e *Endpoint) AllowPosts() {
+	if e.shm != nil {
+		e.shm.PostCap = MaxPosts
+	}
+}
+
+// Post returns the oldest post not yet taken (ok false: none); it stays
+// valid until Taken. Its fields are the client's: check Ch ≥ 1 and N ≤
+// MaxValues. On ErrPostRing the ring is emptied (those posts are lost).
+func (e *Endpoint) Post() (p *Post, ok bool, err error) {
+	s := e.shm
+	if s == nil {
+		return nil, false, ErrClosed
+	}
+	head := atomic.LoadUint32(&s.PostHead)
+	tail := s.PostTail
+	switch {
+	case head == tail:
+		return nil, false, nil
+	case head-tail > MaxPosts:
+		atomic.StoreUint32(&s.PostTail, head)
+		return nil, false, ErrPostRing
+	}
+	return &s.Posts[tail%MaxPosts], true, nil
+}
+
+// Taken frees the slot of the post Post returned last.
+func (e *Endpoint) Taken() {
+	if s := e.shm; s != nil {
+		atomic.StoreUint32(&s.PostTail, s.PostTail+1)
+	}
 }
 
 // ClientGone reports whether err from Reply or ReadRequest means the client

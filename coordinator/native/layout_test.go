@@ -37,14 +37,31 @@ func TestLayoutMatchesC(t *testing.T) {
 		{"obs", unsafe.Offsetof(s.Obs), unsafe.Sizeof(s.Obs)},
 		{"out", unsafe.Offsetof(s.Out), unsafe.Sizeof(s.Out)},
 		{"in", unsafe.Offsetof(s.In), unsafe.Sizeof(s.In)},
+		{"post_cap", unsafe.Offsetof(s.PostCap), unsafe.Sizeof(s.PostCap)},
+		{"post_head", unsafe.Offsetof(s.PostHead), unsafe.Sizeof(s.PostHead)},
+		{"post_tail", unsafe.Offsetof(s.PostTail), unsafe.Sizeof(s.PostTail)},
+		{"post_pad", unsafe.Offsetof(s.PostPad), unsafe.Sizeof(s.PostPad)},
+		{"posts", unsafe.Offsetof(s.Posts), unsafe.Sizeof(s.Posts)},
+	}
+	var p Post
+	postFields := []field{
+		{"ch", unsafe.Offsetof(p.Ch), unsafe.Sizeof(p.Ch)},
+		{"n", unsafe.Offsetof(p.N), unsafe.Sizeof(p.N)},
+		{"cpu", unsafe.Offsetof(p.CPU), unsafe.Sizeof(p.CPU)},
+		{"vals", unsafe.Offsetof(p.Vals), unsafe.Sizeof(p.Vals)},
 	}
 	var prog strings.Builder
 	prog.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"tcs_native.h\"\nint main(void) {\n")
 	prog.WriteString("\tprintf(\"sizeof %zu\\n\", sizeof(struct tcs_shm));\n")
 	prog.WriteString("\tprintf(\"magic_const %llx\\n\", (unsigned long long)TCS_MAGIC);\n")
 	prog.WriteString("\tprintf(\"version_const %d\\n\", TCS_VERSION);\n")
+	prog.WriteString("\tprintf(\"max_posts %d\\n\", TCS_MAX_POSTS);\n")
 	for _, f := range fields {
 		prog.WriteString("\tprintf(\"" + f.c + " %zu %zu\\n\", offsetof(struct tcs_shm, " + f.c + "), sizeof(((struct tcs_shm *)0)->" + f.c + "));\n")
+	}
+	prog.WriteString("\tprintf(\"sizeof post %zu\\n\", sizeof(struct tcs_post));\n")
+	for _, f := range postFields {
+		prog.WriteString("\tprintf(\"post." + f.c + " %zu %zu\\n\", offsetof(struct tcs_post, " + f.c + "), sizeof(((struct tcs_post *)0)->" + f.c + "));\n")
 	}
 	prog.WriteString("\treturn 0;\n}\n")
 	out := compileAndRun(t, gcc, prog.String())
@@ -52,9 +69,14 @@ func TestLayoutMatchesC(t *testing.T) {
 		"sizeof " + itoa(unsafe.Sizeof(s)),
 		"magic_const " + strings.ToLower(strconvHex(Magic)),
 		"version_const " + itoa(Version),
+		"max_posts " + itoa(MaxPosts),
 	}
 	for _, f := range fields {
 		want = append(want, f.c+" "+itoa(f.off)+" "+itoa(f.size))
+	}
+	want = append(want, "sizeof post "+itoa(unsafe.Sizeof(p)))
+	for _, f := range postFields {
+		want = append(want, "post."+f.c+" "+itoa(f.off)+" "+itoa(f.size))
 	}
 	got := strings.Split(strings.TrimSpace(out), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -62,9 +84,19 @@ func TestLayoutMatchesC(t *testing.T) {
 	}
 }
 
-// compileAndRun builds src (with this directory on the include path, strict
-// warnings) and returns its output.
+// compileAndRun builds src (see compileC) and returns its output.
 func compileAndRun(t *testing.T, gcc, src string) string {
+	t.Helper()
+	out, err := exec.Command(compileC(t, gcc, src)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// compileC builds src with this directory on the include path and strict
+// warnings, and returns the executable's path.
+func compileC(t *testing.T, gcc, src string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfile := filepath.Join(dir, "prog.c")
@@ -77,11 +109,7 @@ func compileAndRun(t *testing.T, gcc, src string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin).CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
-	return string(out)
+	return bin
 }
 func itoa[T ~int | ~uintptr | ~uint32 | ~int64](v T) string { return strconv.FormatUint(uint64(v), 10) }
 

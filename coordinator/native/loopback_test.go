@@ -66,6 +66,22 @@ func runChild(name string) int {
 			return fail("idle at shutdown: %v", err)
 		}
 		return 0
+	case "posts":
+		// The coordinator allowed posts: six plans on channel 1 (the
+		// fifth finds the ring full and is a request), then a command
+		// on channel 0 (always a request).
+		for k := 1; k <= 6; k++ {
+			if err := c.Write(1, []float64{float64(k)}); err != nil {
+				return fail("write plan %d: %v", k, err)
+			}
+		}
+		if err := c.Write(0, []float64{0.5}); err != nil {
+			return fail("write 0: %v", err)
+		}
+		if _, err := c.Idle(1_000_000); !errors.Is(err, ErrShutdown) {
+			return fail("idle at shutdown: %v", err)
+		}
+		return 0
 	case "loop":
 		var obs [2]float64
 		var out [1]float64
@@ -89,13 +105,20 @@ func runChild(name string) int {
 // connected to a new Endpoint.
 func startChild(t *testing.T, name string) (*Endpoint, *exec.Cmd) {
 	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+name)
+	return startClient(t, cmd)
+}
+
+// startClient starts cmd connected to a new Endpoint.
+func startClient(t *testing.T, cmd *exec.Cmd) (*Endpoint, *exec.Cmd) {
+	t.Helper()
 	e, files, err := NewEndpoint()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+name, Env(3))
+	cmd.Env = append(cmd.Env, Env(3))
 	cmd.ExtraFiles = files
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -164,6 +187,103 @@ func TestLoopback(t *testing.T) {
 	}
 	if err := e.Reply(Reply{Op: OpIdle}); !ClientGone(err) {
 		t.Fatalf("reply to an exited client: %v, want EPIPE", err)
+	}
+}
+
+// takePosts takes every post waiting and returns their first values and
+// CPU clocks.
+func takePosts(t *testing.T, e *Endpoint) (vals []float64, cpu []int64) {
+	t.Helper()
+	for {
+		p, ok, err := e.Post()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return vals, cpu
+		}
+		if p.Ch != 1 || p.N != 1 {
+			t.Fatalf("post on channel %d with %d values, want 1 and 1", p.Ch, p.N)
+		}
+		vals, cpu = append(vals, p.Vals[0]), append(cpu, p.CPU)
+		e.Taken()
+	}
+}
+
+// TestPosts: with posts allowed, messages on channels ≥ 1 go through the
+// ring without a request until it is full, each with the client's process
+// CPU clock; a full ring and channel 0 take a request, and the posts
+// written before a request are there when it arrives.
+func TestPosts(t *testing.T) {
+	e, cmd := startChild(t, "posts")
+	servePosts(t, e, cmd)
+}
+
+// TestPostsC: the same client in C (tcs_native.h).
+func TestPostsC(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed")
+	}
+	bin := compileC(t, gcc, `#include <stdio.h>
+#include "tcs_native.h"
+int main(void) {
+	struct tcs_client c;
+	double v[1];
+	if (tcs_connect(&c) < 0) { perror("connect"); return 1; }
+	for (int k = 1; k <= 6; k++) {
+		v[0] = k;
+		if (tcs_write(&c, 1, v, 1) < 0) { perror("write plan"); return 1; }
+	}
+	v[0] = 0.5;
+	if (tcs_write(&c, 0, v, 1) < 0) { perror("write 0"); return 1; }
+	if (tcs_idle(&c, 1000000, NULL) == 0 || errno != ESHUTDOWN) { perror("idle at shutdown"); return 1; }
+	tcs_close(&c);
+	return 0;
+}
+`)
+	e, cmd := startClient(t, exec.Command(bin))
+	servePosts(t, e, cmd)
+}
+
+// servePosts is the coordinator's side of TestPosts.
+func servePosts(t *testing.T, e *Endpoint, cmd *exec.Cmd) {
+	t.Helper()
+	e.AllowPosts()
+	expect(t, e, Request{Op: OpHello, Arg: Version})
+	reply(t, e, Reply{Op: OpHello})
+	expect(t, e, Request{Op: OpWrite, Ch: 1, Arg: 1})
+	if e.Shm().Out[0] != 5 {
+		t.Fatalf("requested plan %v, want 5 (the first after a full ring)", e.Shm().Out[0])
+	}
+	vals, cpu := takePosts(t, e)
+	if len(vals) != MaxPosts || vals[0] != 1 || vals[3] != 4 {
+		t.Fatalf("posts before the request: %v, want 1..4", vals)
+	}
+	for k := range cpu {
+		if cpu[k] <= 0 || k > 0 && cpu[k] < cpu[k-1] {
+			t.Fatalf("posts' CPU clocks %v: not positive and nondecreasing", cpu)
+		}
+	}
+	reply(t, e, Reply{Op: OpWrite})
+	expect(t, e, Request{Op: OpWrite, Ch: 0, Arg: 1})
+	if vals, last := takePosts(t, e); len(vals) != 1 || vals[0] != 6 || last[0] < cpu[3] {
+		t.Fatalf("post before the command: %v at %v, want 6 after %d", vals, last, cpu[3])
+	}
+	reply(t, e, Reply{Op: OpWrite})
+	expect(t, e, Request{Op: OpIdle, Arg: 1_000_000})
+	reply(t, e, Reply{Op: OpIdle, Status: StatusShutdown})
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	// A ring moved on by more than its slots is emptied and reported.
+	s := e.Shm()
+	s.PostHead = s.PostTail + MaxPosts + 1
+	if _, ok, err := e.Post(); ok || !errors.Is(err, ErrPostRing) {
+		t.Fatalf("overrun ring: ok=%v err=%v, want ErrPostRing", ok, err)
+	}
+	if _, ok, err := e.Post(); ok || err != nil {
+		t.Fatalf("after the overrun: ok=%v err=%v, want an empty ring", ok, err)
 	}
 }
 

@@ -11,8 +11,11 @@ const Version = 1
 // MaxValues is the capacity of Shm.Obs, Shm.Out and Shm.In.
 const MaxValues = 64
 
+// MaxPosts is the number of slots of the post ring (Shm.Posts).
+const MaxPosts = 4
+
 // Shm is the shared memory region of one native client, fixed layout, little
-// endian, 1600 bytes; tcs_native.h declares the same struct (struct
+// endian, 3728 bytes; tcs_native.h declares the same struct (struct
 // tcs_shm) and TestLayoutMatchesC checks they agree byte for byte.
 //
 //	offset  size  field
@@ -29,10 +32,19 @@ const MaxValues = 64
 //	    64   512  Obs       observation, coordinator → client
 //	   576   512  Out       outgoing message, client → coordinator (OpWrite)
 //	  1088   512  In        received message, coordinator → client (OpRecv)
+//	  1600     4  PostCap   post slots the client may use (0: none), set before the OpHello reply
+//	  1604     4  PostHead  posts written, counted by the client
+//	  1608     4  PostTail  posts taken, counted by the coordinator
+//	  1612     4  PostPad   zero
+//	  1616  2112  Posts     MaxPosts slots of Post, slot = count % MaxPosts
 //
 // Each side touches the region only while it holds the turn: the client
 // between a reply and its next request, the coordinator between a request
-// and its reply. The pipe round trip orders the accesses.
+// and its reply. The pipe round trip orders the accesses. The post ring is
+// the exception: the client fills slot PostHead and then advances
+// PostHead while it runs, the coordinator takes posts up to PostHead and
+// advances PostTail when it has taken the CPU back (both atomically: see
+// Client.Write and Endpoint.Post).
 type Shm struct {
 	Magic    uint64
 	Version  uint32
@@ -47,6 +59,23 @@ type Shm struct {
 	Obs      [MaxValues]float64
 	Out      [MaxValues]float64
 	In       [MaxValues]float64
+	PostCap  uint32
+	PostHead uint32
+	PostTail uint32
+	PostPad  uint32
+	Posts    [MaxPosts]Post
+}
+
+// Post is one message a client wrote without a request (Client.Write on a
+// channel ≥ 1 when Shm.PostCap allows): its channel, its values and the
+// client's process CPU clock (CLOCK_PROCESS_CPUTIME_ID, ns) when it wrote
+// it, from which the coordinator stamps it with the client's progress at
+// that instant. 528 bytes.
+type Post struct {
+	Ch   uint32
+	N    uint32
+	CPU  int64
+	Vals [MaxValues]float64
 }
 
 // ShmSize is the size of Shm in bytes (the memfd's size).
@@ -55,8 +84,10 @@ const ShmSize = int(unsafe.Sizeof(Shm{}))
 // Compile-time layout checks: a change to Shm that would break tcs_native.h
 // fails the build even where the C test is skipped.
 var (
-	_ [ShmSize - 1600]struct{}
-	_ [1600 - ShmSize]struct{}
+	_ [ShmSize - 3728]struct{}
+	_ [3728 - ShmSize]struct{}
+	_ [unsafe.Offsetof(Shm{}.Posts) - 1616]struct{}
+	_ [1616 - unsafe.Offsetof(Shm{}.Posts)]struct{}
 	_ [unsafe.Offsetof(Shm{}.Obs) - 64]struct{}
 	_ [64 - unsafe.Offsetof(Shm{}.Obs)]struct{}
 	_ [unsafe.Offsetof(Shm{}.In) - 1088]struct{}

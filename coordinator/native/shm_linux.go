@@ -134,3 +134,14 @@ func retry(f func() error) error {
 		}
 	}
 }
+
+// processCPU is the calling process's CPU clock (CLOCK_PROCESS_CPUTIME_ID,
+// ns): the clock the coordinator reads for the client from outside. ok is
+// false if it cannot be read.
+func processCPU() (ns int64, ok bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return ts.Nano(), true
+}

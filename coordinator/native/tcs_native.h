@@ -6,7 +6,9 @@
  * The coordinator passes a shared memory file and two pipes to the client
  * (TCS_NATIVE="shm,req,rep", normally "3,4,5"). Each request is a 16-byte
  * record {op u32, ch u32, arg i64}, each reply {op u32, status u32, now i64},
- * little endian; the client blocks on the reply after every request. See
+ * little endian; the client blocks on the reply after every request. A
+ * message on a channel >= 1 is posted without a request when the
+ * coordinator allows it (shm->post_cap, see tcs_write). See
  * coordinator/native/doc.go for the full contract. struct tcs_shm must match
  * the Go struct native.Shm byte for byte (checked by the Go tests).
  *
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef __cplusplus
@@ -35,6 +38,7 @@ extern "C" {
 #define TCS_VERSION 1
 #define TCS_MAX_VALUES 64
 #define TCS_RECORD_SIZE 16
+#define TCS_MAX_POSTS 4
 
 enum tcs_op {
 	TCS_OP_HELLO = 1,
@@ -52,7 +56,17 @@ enum tcs_op {
 #define TCS_STATUS_SHUTDOWN (TCS_STATUS_ERROR_BASE + 3u)
 #define TCS_STATUS_NOT_HELLO (TCS_STATUS_ERROR_BASE + 4u)
 
-/* The shared memory region (1600 bytes). */
+/* A message posted without a request (528 bytes): its channel (>= 1), its
+ * values and the client's process CPU clock when it was written, from which
+ * the coordinator stamps it. */
+struct tcs_post {
+	uint32_t ch;
+	uint32_t n;
+	int64_t cpu; /* CLOCK_PROCESS_CPUTIME_ID, ns */
+	double vals[TCS_MAX_VALUES];
+};
+
+/* The shared memory region (3728 bytes). */
 struct tcs_shm {
 	uint64_t magic;     /*    0 TCS_MAGIC */
 	uint32_t version;   /*    8 TCS_VERSION */
@@ -67,10 +81,16 @@ struct tcs_shm {
 	double obs[TCS_MAX_VALUES]; /*   64 observation (coordinator -> client) */
 	double out[TCS_MAX_VALUES]; /*  576 outgoing message (client -> coordinator) */
 	double in[TCS_MAX_VALUES];  /* 1088 received message (coordinator -> client) */
+	uint32_t post_cap;  /* 1600 post slots the client may use (0: none) */
+	uint32_t post_head; /* 1604 posts written (client) */
+	uint32_t post_tail; /* 1608 posts taken (coordinator) */
+	uint32_t post_pad;  /* 1612 zero */
+	struct tcs_post posts[TCS_MAX_POSTS]; /* 1616 slot = count % TCS_MAX_POSTS */
 };
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(struct tcs_shm) == 1600, "struct tcs_shm must be 1600 bytes");
+_Static_assert(sizeof(struct tcs_post) == 528, "struct tcs_post must be 528 bytes");
+_Static_assert(sizeof(struct tcs_shm) == 3728, "struct tcs_shm must be 3728 bytes");
 _Static_assert(sizeof(double) == 8, "double must be 64-bit IEEE 754");
 #endif
 
@@ -264,8 +284,39 @@ static inline int tcs_read(struct tcs_client *c, double *dst, int cap, int64_t *
 	return tcs__copy(dst, cap, c->shm->obs, c->shm->obs_len);
 }
 
+/* tcs__post posts vals[0:n] on channel ch >= 1 when the coordinator allows
+ * posts and a slot is free: 1 posted, 0 not (send a request instead). The
+ * client runs only while the coordinator waits, on the same CPU: the slot
+ * is filled before post_head moves, and the coordinator reads post_head
+ * before the slot. */
+static inline int tcs__post(struct tcs_client *c, uint32_t ch, const double *vals, int n)
+{
+	struct tcs_shm *s = c->shm;
+	struct tcs_post *p;
+	struct timespec ts;
+	uint32_t head;
+
+	if (ch == 0 || s->post_cap == 0)
+		return 0;
+	head = s->post_head;
+	if (head - __atomic_load_n(&s->post_tail, __ATOMIC_ACQUIRE) >= TCS_MAX_POSTS)
+		return 0;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
+		return 0;
+	p = &s->posts[head % TCS_MAX_POSTS];
+	p->ch = ch;
+	p->n = (uint32_t)n;
+	memcpy(p->vals, vals, (size_t)n * sizeof(double));
+	p->cpu = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	__atomic_store_n(&s->post_head, head + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
 /* tcs_write sends vals[0:n] as one message on channel ch (0: actuator
- * command). */
+ * command), stamped with the client's progress. On a channel >= 1, when
+ * the coordinator allows it (c->shm->post_cap > 0, consistent mode), the
+ * message is posted in the shared memory without a round trip and c->now
+ * is left as it was; otherwise it is a request. */
 static inline int tcs_write(struct tcs_client *c, uint32_t ch, const double *vals, int n)
 {
 	int64_t t;
@@ -274,6 +325,8 @@ static inline int tcs_write(struct tcs_client *c, uint32_t ch, const double *val
 		errno = EINVAL;
 		return -1;
 	}
+	if (tcs__post(c, ch, vals, n))
+		return 0;
 	memcpy(c->shm->out, vals, (size_t)n * sizeof(double));
 	if (tcs__call(c, TCS_OP_WRITE, ch, n, &t) < 0)
 		return -1;
