@@ -162,6 +162,23 @@ type Proc struct {
 	// still raised, charged with its next Run.
 	seen, extra int64
 	hasSeen     bool
+
+	// Dormancy: leave p's dormant threads lowered (see look). Set it
+	// before p's first Run; for clients whose threads other than the one
+	// that computes are runtime threads (native clients).
+	Dormancy bool
+	watch    []threadWatch // p's threads as look saw them, in tids order
+	lookAt   int64         // CLOCK_MONOTONIC of the last look
+	dormant  int           // how many of watch are dormant
+}
+
+// threadWatch is what look knows of one thread of a client.
+type threadWatch struct {
+	tid     int
+	rt      *linux.RuntimeFile // its CPU time
+	last    int64              // that CPU time at the last look
+	looked  bool               // last is valid
+	dormant bool
 }
 
 // CPU returns the process CPU clock (ns) read now; exact when read on the
@@ -338,6 +355,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		if must {
 			m.yield()
 		}
+		if p.Dormancy && m.lastWake-p.lookAt >= dormantAfter {
+			m.look(p)
+		}
 	}
 	// The clock is read before p is raised: should the goroutine lose its
 	// thread between the raise and the wait (sysmon's preemption after a
@@ -385,6 +405,17 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	m.endCPU = -1
 	err := m.wait(&w, -1, gen)
+	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.dormant > 0 {
+		// Every raised thread of p blocked: one of its dormant threads
+		// may be what they wait for. Raise them all and wait on.
+		m.wake(p)
+		if err = m.setLevel(p, m.conf.Base-1); err != nil {
+			return w, err
+		}
+		w.Blocked = false
+		gen = atomic.AddUint64(m.det.gen, 1)
+		err = m.wait(&w, -1, gen)
+	}
 	// A client that used its whole slice, or computed for a while before a
 	// request (a planner publishing), likely uses the next one whole too.
 	p.computes = !w.Blocked && w.Exited == nil && (w.Timer && w.N == 0 || m.endCPU-start >= yieldSlice/2)
@@ -741,6 +772,106 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 	}
 }
 
+// dormantAfter is how long (CLOCK_MONOTONIC ns) a client's thread must
+// use no CPU before look leaves it lowered.
+const dormantAfter = 1_000_000_000
+
+// look reads the CPU time of every thread of p, which is lowered, at most
+// once per dormantAfter (Run, before it raises p). A thread that used none
+// since the last look is dormant: setLevel leaves it lowered, where it
+// cannot run. A Go client has four threads, two of them the runtime's
+// idle threads parked for good: raising and lowering those was a quarter
+// of the dispatch thread's CPU. Should every raised thread of p block,
+// Run raises the dormant ones (wake) before it reports a block: one of
+// them may be what the others wait for. A dormant thread that ran is
+// awake again.
+func (m *Mechanism) look(p *Proc) {
+	p.lookAt = m.lastWake
+	if p.exited || p.reaped || p.released {
+		return
+	}
+	if !m.syncWatch(p) {
+		return
+	}
+	p.dormant = 0
+	for k := range p.watch {
+		t := &p.watch[k]
+		ns, err := t.rt.Ns()
+		if err != nil {
+			t.dormant, t.looked = false, false
+			continue
+		}
+		t.dormant = t.looked && ns == t.last
+		t.last, t.looked = ns, true
+		if t.dormant {
+			p.dormant++
+		}
+	}
+}
+
+// syncWatch makes p.watch follow p.tids (it allocates when they changed).
+// It reports false when a thread's file cannot be opened: no thread is
+// then dormant.
+func (m *Mechanism) syncWatch(p *Proc) bool {
+	same := len(p.watch) == len(p.tids)
+	for k := 0; same && k < len(p.tids); k++ {
+		same = p.watch[k].tid == p.tids[k]
+	}
+	if same {
+		return true
+	}
+	old := p.watch
+	p.watch = make([]threadWatch, len(p.tids))
+	ok := true
+	for k, tid := range p.tids {
+		t := &p.watch[k]
+		t.tid = tid
+		for j := range old {
+			if old[j].tid == tid && old[j].rt != nil {
+				*t, old[j].rt = old[j], nil
+				t.dormant = false
+			}
+		}
+		if t.rt == nil {
+			rt, err := linux.OpenRuntime(p.Pid, tid)
+			if err != nil {
+				ok = false
+				continue
+			}
+			t.rt = rt
+		}
+	}
+	closeWatch(old)
+	if !ok {
+		closeWatch(p.watch)
+		p.watch = nil
+	}
+	p.dormant = 0
+	return ok
+}
+
+// wake makes every thread of p awake (setLevel raises them all again).
+func (m *Mechanism) wake(p *Proc) {
+	for k := range p.watch {
+		p.watch[k].dormant = false
+	}
+	p.dormant = 0
+}
+
+func closeWatch(w []threadWatch) {
+	for k := range w {
+		if w[k].rt != nil {
+			w[k].rt.Close()
+			w[k].rt = nil
+		}
+	}
+}
+
+// isDormant reports whether p's k-th thread, tid, is dormant.
+func (p *Proc) isDormant(k, tid int) bool {
+	return p.dormant > 0 && k < len(p.watch) && p.watch[k].tid == tid && p.watch[k].dormant
+}
+
 // setLevel puts every thread of p at SCHED_FIFO prio, re-listing p's
 // threads when one is gone or, when it lowers p, the count changed (a
 // thread created while p was dispatched inherited ℓ1 and must come down
@@ -754,9 +885,13 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 	for pass := 0; pass < 3; pass++ {
 		stale := false
 		for k := range p.tids {
-			tid := p.tids[k]
+			i := k
 			if newestFirst {
-				tid = p.tids[len(p.tids)-1-k]
+				i = len(p.tids) - 1 - k
+			}
+			tid := p.tids[i]
+			if p.isDormant(i, tid) {
+				continue
 			}
 			err := m.prio.SetPriority(tid, prio)
 			switch {
@@ -793,6 +928,8 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 		if p.tids, err = p.tasks.List(p.tids); err != nil {
 			return nil
 		}
+		// The threads changed: none is dormant until the next look.
+		m.wake(p)
 	}
 	p.released = false
 	p.complete = false
@@ -839,6 +976,8 @@ func (m *Mechanism) forget(p *Proc, code int) {
 	unix.Close(p.pidfd)
 	p.pidfd = -1
 	p.tasks.Close()
+	closeWatch(p.watch)
+	p.watch, p.dormant = nil, 0
 	if p.cmd != nil && p.cmd.Process != nil {
 		p.cmd.Process.Release()
 	}

@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperThreads())
 	case "threads-later":
 		os.Exit(helperThreadsLater())
+	case "dormant":
+		os.Exit(helperDormant())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown TCS_TEST_HELPER")
 		os.Exit(2)
@@ -440,6 +442,96 @@ func TestThreadsCreatedWhileDispatchedAreLowered(t *testing.T) {
 	// them), every thread is at ℓ1, those it created while it ran too.
 	if wrong := notRaised(t, m, p, tids); len(wrong) > 0 {
 		t.Errorf("raised again, want every thread FIFO %d: %v", m.Base()-1, wrong)
+	}
+}
+
+// helperDormant is a client with a thread (the sleeper) blocked in a read
+// of a pipe. After 3 s it writes that pipe and waits for the sleeper's
+// answer on another; then it computes without end.
+func helperDormant() int {
+	var ask, answer [2]int
+	if unix.Pipe2(ask[:], 0) != nil || unix.Pipe2(answer[:], 0) != nil {
+		return 1
+	}
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		tid <- unix.Gettid()
+		var b [1]byte
+		unix.Read(ask[0], b[:])
+		unix.Write(answer[1], b[:])
+		select {}
+	}()
+	fmt.Printf("sleeper %d\n", <-tid)
+	x := 1.0
+	for start := time.Now(); time.Since(start) < 3*time.Second; {
+		x = x*1.0000001 + 1
+	}
+	os.Stdout.WriteString("asking\n")
+	b := []byte{1}
+	if _, err := unix.Write(ask[1], b); err != nil {
+		return 1
+	}
+	if _, err := unix.Read(answer[0], b); err != nil {
+		return 1
+	}
+	os.Stdout.WriteString("answered\n")
+	for {
+		x = x*1.0000001 + 1
+	}
+}
+
+// A thread that uses no CPU for a second is dormant: the client is raised
+// without it. When every raised thread of the client blocks waiting for it
+// (here the client asks its sleeping thread and waits for the answer), Run
+// raises the dormant ones and waits on, instead of reporting a block.
+func TestDormantThreadIsRaisedWhenNeeded(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p, err := m.Spawn(SpawnSpec{Name: "dormant", Argv: []string{"tcs"}, Env: []string{"TCS_TEST_HELPER=dormant"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Dormancy = true
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	sleeper := 0
+	var leftLowered, blocks int
+	m.afterRaise = func() {
+		if sleeper == 0 || m.cur != p {
+			return
+		}
+		if _, prio, err := linux.Policy(sleeper); err == nil && prio == m.Base()-3 {
+			leftLowered++
+		}
+	}
+	defer func() { m.afterRaise = nil }()
+	log := func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(log(), "answered") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer within 15 s (sleeper %d left lowered at %d raises, %d blocks reported); log:\n%s", sleeper, leftLowered, blocks, log())
+		}
+		if sleeper == 0 {
+			fmt.Sscanf(log(), "sleeper %d", &sleeper)
+		}
+		asked := strings.Contains(log(), "asking")
+		w, err := m.Run(p, int64(2*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Blocked && asked {
+			blocks++
+		}
+		if _, err := m.Run(busy, int64(2*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("sleeper %d left lowered at %d raises; %d blocks reported after the question", sleeper, leftLowered, blocks)
+	if leftLowered == 0 {
+		t.Errorf("the sleeping thread was raised with its client every time: never dormant")
+	}
+	if blocks != 0 {
+		t.Errorf("%d blocks reported while the client waited for its dormant thread, want 0", blocks)
 	}
 }
 

@@ -661,6 +661,9 @@ func (r *runner) spawnAll() error {
 		}
 		c.proc = p
 		p.Requeue = c.rosBE
+		// A native client's threads besides the one that computes are
+		// its language runtime's (Mechanism.look).
+		p.Dormancy = c.ep != nil && r.sc.Mode != config.ModeFree
 		if c.ep != nil {
 			if err := r.mech.AddFd(c.ep.RequestFd(), uint64(i)); err != nil {
 				return fmt.Errorf("client %q: %w", c.conf.Name, err)
