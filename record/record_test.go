@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -210,5 +211,81 @@ func TestRecorder(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, put); n != 0 {
 		t.Errorf("%g allocations per record", n)
+	}
+}
+
+// pairExpander turns a raw record {a, b} into a Clock at a on its first
+// channel and a Float64 b on its second.
+type pairExpander struct{ clock, value uint16 }
+
+func (e pairExpander) Expand(raw *cdr.Reader, logNs, pubNs int64, out *Batch) {
+	a, b := raw.Int64(), raw.Float64()
+	EncodeClock(out.Begin(e.clock, logNs, pubNs), a)
+	out.Commit()
+	EncodeFloat64(out.Begin(e.value, logNs, pubNs), b)
+	out.Commit()
+}
+
+// A raw record is written as the records its expander makes of it, in
+// order among the others, and counted (committed or dropped) on each of
+// the expander's channels; an expander cannot be added once raw records
+// began.
+func TestExpander(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.mcap")
+	r, err := Create(Conf{Path: path, Slots: 4, Poll: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk, _ := r.AddChannel(Clock.Channel(TopicClock))
+	val, _ := r.AddChannel(Float64.Channel("/v"))
+	other, _ := r.AddChannel(Float64.Channel("/other"))
+	if _, err := r.AddExpander(pairExpander{}, clk, 9); err == nil {
+		t.Fatal("expander on a channel never added: no error")
+	}
+	id, err := r.AddExpander(pairExpander{clk, val}, clk, val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 3; i++ {
+		if w := r.BeginRaw(id, i, i); w != nil {
+			w.Int64(100 * i)
+			w.Float64(float64(i) / 2)
+			r.Commit()
+		}
+		if i == 2 {
+			if w := r.Begin(other, i, i); w != nil {
+				EncodeFloat64(w, -1)
+				r.Commit()
+			}
+		}
+	}
+	if w := r.BeginRaw(id, 5, 5); w != nil { // the ring (4 slots) is full
+		t.Fatal("BeginRaw on a full ring")
+	}
+	if _, err := r.AddExpander(pairExpander{}, clk); err == nil {
+		t.Fatal("expander added after raw records: no error")
+	}
+	if err := r.Close(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Stats()
+	if st.Records[clk] != 3 || st.Records[val] != 3 || st.Records[other] != 1 || st.Dropped[clk] != 1 || st.Dropped[val] != 1 || st.Written != 7 {
+		t.Fatalf("stats %+v: want 3, 3, 1 records, 1 dropped on each expanded channel, 7 written", st)
+	}
+	var got []string
+	_, err = Read(path, func(ch *ReadChannel, m *mcap.Message) error {
+		rd := cdr.NewReader(m.Data)
+		switch ch.Topic {
+		case TopicClock:
+			sec, nsec := rd.Int32(), rd.Uint32()
+			got = append(got, fmt.Sprintf("clock@%d=%d", m.LogTime, int64(sec)*1e9+int64(nsec)))
+		default:
+			got = append(got, fmt.Sprintf("%s@%d=%g", ch.Topic, m.LogTime, rd.Float64()))
+		}
+		return rd.Err()
+	})
+	want := "clock@1=100 /v@1=0.5 clock@2=200 /v@2=1 /other@2=-1 clock@3=300 /v@3=1.5"
+	if err != nil || strings.Join(got, " ") != want {
+		t.Fatalf("read %v:\n got %s\nwant %s", err, strings.Join(got, " "), want)
 	}
 }

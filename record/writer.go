@@ -74,6 +74,7 @@ const qosProfile = `- history: 3
 `
 
 type slot struct {
+	exp      uint16 // expander id + 1 (0: a record of channel ch)
 	ch       uint16
 	log, pub uint64
 	w        cdr.Writer
@@ -87,17 +88,19 @@ type slot struct {
 // are for the producer only; Begin and Commit do not allocate once the
 // slots have grown.
 type Recorder struct {
-	conf   Conf
-	f      *os.File
-	mw     *mcap.Writer
-	slots  []slot
-	mask   uint64
-	head   atomic.Uint64 // next slot the producer fills
-	tail   atomic.Uint64 // next slot the writer drains
-	cur    *slot
-	chans  [MaxChannels]atomic.Pointer[Channel]
-	nchan  int
-	closed bool
+	conf     Conf
+	f        *os.File
+	mw       *mcap.Writer
+	slots    []slot
+	mask     uint64
+	head     atomic.Uint64 // next slot the producer fills
+	tail     atomic.Uint64 // next slot the writer drains
+	cur      *slot
+	chans    [MaxChannels]atomic.Pointer[Channel]
+	nchan    int
+	closed   bool
+	exps     []expander // fixed from the first BeginRaw on (rawBegun)
+	rawBegun bool
 
 	// producer-side counts
 	records [MaxChannels]int64
@@ -111,6 +114,8 @@ type Recorder struct {
 	schemas  map[string]uint16
 	seq      [MaxChannels]uint32
 	msg      mcap.Message
+	batch    Batch
+	rd       cdr.Reader
 	werr     error
 	nwritten atomic.Int64
 	lost     atomic.Int64 // records not written after a write error
@@ -198,22 +203,101 @@ func (r *Recorder) AddChannel(c Channel) (uint16, error) {
 	return id, nil
 }
 
+// An Expander writes, on the writer goroutine, the records one raw record
+// stands for (Recorder.AddExpander, BeginRaw): the encoding leaves the
+// producer's thread. It must write exactly one record on each of the
+// channels it was added with, in that order, with out.Begin and out.Commit.
+type Expander interface {
+	Expand(raw *cdr.Reader, logNs, pubNs int64, out *Batch)
+}
+
+type expander struct {
+	e     Expander
+	chans []uint16
+}
+
+// Batch is where an Expander writes its records.
+type Batch struct {
+	r *Recorder
+	s slot
+}
+
+// Begin starts a record on channel ch (see Recorder.Begin).
+func (b *Batch) Begin(ch uint16, logNs, pubNs int64) *cdr.Writer {
+	b.s.ch, b.s.log, b.s.pub = ch, uint64(max(logNs, 0)), uint64(max(pubNs, 0))
+	b.s.w.Begin(b.s.buf[:0])
+	return &b.s.w
+}
+
+// Commit writes the record begun last.
+func (b *Batch) Commit() {
+	b.s.buf = b.s.w.Buf
+	b.r.write(&b.s)
+}
+
+// AddExpander adds e, which expands each raw record of the id it returns
+// into one record on each of chans (added channels, counted as committed
+// on them). Call it before the first BeginRaw, from the producer.
+func (r *Recorder) AddExpander(e Expander, chans ...uint16) (uint16, error) {
+	for _, ch := range chans {
+		if int(ch) >= r.nchan {
+			return 0, fmt.Errorf("record: expander: channel %d was never added", ch)
+		}
+	}
+	if r.rawBegun {
+		return 0, errors.New("record: expander added after the first raw record")
+	}
+	if len(r.exps) >= MaxChannels {
+		return 0, errors.New("record: too many expanders")
+	}
+	r.exps = append(r.exps, expander{e: e, chans: append([]uint16(nil), chans...)})
+	return uint16(len(r.exps) - 1), nil
+}
+
+// BeginRaw starts a raw record for expander id (AddExpander): the writer
+// returned holds what the producer writes, which the expander reads back
+// on the writer goroutine. Finish it with Commit or Abort. nil when the
+// ring is full: each of the expander's channels counts a record dropped.
+func (r *Recorder) BeginRaw(id uint16, logNs, pubNs int64) *cdr.Writer {
+	if int(id) >= len(r.exps) {
+		return nil
+	}
+	r.rawBegun = true
+	w := r.begin(0, logNs, pubNs)
+	if w == nil {
+		for _, ch := range r.exps[id].chans {
+			r.dropped[ch]++
+		}
+		return nil
+	}
+	r.cur.exp = id + 1
+	return w
+}
+
 // Begin starts a record on channel ch at log time logNs and publish time
 // pubNs (virtual ns; negative is written as 0) and returns the CDR writer
 // of its slot, already begun (encapsulation header written). Finish it
 // with Commit or Abort before the next Begin. It returns nil, and counts
 // the record as dropped, when the ring is full.
 func (r *Recorder) Begin(ch uint16, logNs, pubNs int64) *cdr.Writer {
+	w := r.begin(ch, logNs, pubNs)
+	if w == nil && !r.closed && !r.closing.Load() {
+		r.dropped[ch]++
+	}
+	return w
+}
+
+// begin takes the next slot (nil: closed, or the ring is full).
+func (r *Recorder) begin(ch uint16, logNs, pubNs int64) *cdr.Writer {
 	if r.closed || r.closing.Load() {
 		return nil
 	}
 	h := r.head.Load()
 	if h-r.tail.Load() >= uint64(len(r.slots)) {
-		r.dropped[ch]++
 		return nil
 	}
 	s := &r.slots[h&r.mask]
-	s.ch, s.log, s.pub = ch, uint64(max(logNs, 0)), uint64(max(pubNs, 0))
+	s.exp, s.ch, s.log, s.pub = 0, ch, uint64(max(logNs, 0)), uint64(max(pubNs, 0))
 	s.w.Begin(s.buf[:0])
 	r.cur = s
 	return &s.w
@@ -227,7 +311,13 @@ func (r *Recorder) Commit() {
 	}
 	r.cur = nil
 	s.buf = s.w.Buf
-	r.records[s.ch]++
+	if s.exp != 0 {
+		for _, ch := range r.exps[s.exp-1].chans {
+			r.records[ch]++
+		}
+	} else {
+		r.records[s.ch]++
+	}
 	r.head.Store(r.head.Load() + 1)
 }
 
@@ -322,7 +412,11 @@ func (r *Recorder) loop() {
 		closing := r.closing.Load()
 		h := r.head.Load()
 		for t := r.tail.Load(); t < h; t++ {
-			r.write(&r.slots[t&r.mask])
+			if s := &r.slots[t&r.mask]; s.exp != 0 {
+				r.expand(s)
+			} else {
+				r.write(s)
+			}
 			r.tail.Store(t + 1)
 		}
 		if closing {
@@ -334,6 +428,13 @@ func (r *Recorder) loop() {
 		case <-r.wake:
 		}
 	}
+}
+
+// expand writes the records of raw slot s through its expander.
+func (r *Recorder) expand(s *slot) {
+	r.batch.r = r
+	r.rd.Reset(s.w.Bytes())
+	r.exps[s.exp-1].e.Expand(&r.rd, int64(s.log), int64(s.pub), &r.batch)
 }
 
 func (r *Recorder) write(s *slot) {

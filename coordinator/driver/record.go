@@ -7,6 +7,7 @@ import (
 	"github.com/tcs-robotics/tcs/coordinator"
 	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/msgs"
+	"github.com/tcs-robotics/tcs/msgs/cdr"
 	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
 )
@@ -32,6 +33,7 @@ type RelayTyper interface {
 // publishes).
 type recHook struct {
 	rec         *record.Recorder
+	step        uint16 // the stepExpander's id
 	clock       uint16
 	progress    uint16
 	status      uint16
@@ -76,6 +78,7 @@ func (r *runner) recOpen() error {
 		return id
 	}
 	h.clock = add(record.Clock.Channel(record.TopicClock))
+	steps := &stepExpander{clock: h.clock}
 	for j, rb := range r.sc.Robots {
 		h.sensor = append(h.sensor, add(record.JointState.Channel("/"+rb.Name+"/joint_states")))
 		multi := r.world.CommandLen(j) != 1
@@ -90,6 +93,10 @@ func (r *runner) recOpen() error {
 	}
 	if r.bridge != nil {
 		h.diag = add(record.DiagnosticArray.Channel(record.TopicDiagnostics))
+	}
+	if err == nil {
+		steps.sensor, steps.joints = h.sensor, h.joints
+		h.step, err = rec.AddExpander(steps, append([]uint16{h.clock}, h.sensor...)...)
 	}
 	h.progress = add(record.Progress.Channel(record.TopicProgress))
 	h.status = add(record.Status.Channel(record.TopicStatus))
@@ -116,23 +123,48 @@ func (r *runner) recStep(t int64) {
 	if h.rec == nil {
 		return
 	}
-	if w := h.rec.Begin(h.clock, t, t); w != nil {
-		record.EncodeClock(w, msgs.Epoch+t)
+	// The observations go raw; the writer goroutine encodes the records
+	// (stepExpander): 3 records a step cost the dispatch thread about
+	// 1.5 µs a step encoded here.
+	if w := h.rec.BeginRaw(h.step, t, t); w != nil {
+		for j := range h.sensor {
+			if j < len(r.obs) {
+				w.Float64s(r.obs[j][:r.obsN[j]])
+			} else {
+				w.Len(0)
+			}
+		}
 		h.rec.Commit()
-	}
-	for j := range h.sensor {
-		if j >= len(r.obs) {
-			break
-		}
-		if w := h.rec.Begin(h.sensor[j], t, t); w != nil {
-			pos, vel := dynamics.SplitState(r.obs[j][:r.obsN[j]], len(h.joints[j]))
-			record.EncodeJointState(w, msgs.Epoch+t, h.joints[j], pos, vel)
-			h.rec.Commit()
-		}
 	}
 	if t >= h.statusNext {
 		r.recStatus(t)
 		h.statusNext = (t/recordStatusEvery + 1) * recordStatusEvery
+	}
+}
+
+// stepExpander writes a step's records from recStep's raw record, on the
+// recording's writer goroutine: /clock, then each robot's JointState from
+// its observation.
+type stepExpander struct {
+	clock  uint16
+	sensor []uint16
+	joints [][]string
+	obs    []float64
+}
+
+// Expand implements record.Expander.
+func (e *stepExpander) Expand(raw *cdr.Reader, t, _ int64, out *record.Batch) {
+	record.EncodeClock(out.Begin(e.clock, t, t), msgs.Epoch+t)
+	out.Commit()
+	for j, ch := range e.sensor {
+		n := raw.Len(8)
+		e.obs = e.obs[:0]
+		for range n {
+			e.obs = append(e.obs, raw.Float64())
+		}
+		pos, vel := dynamics.SplitState(e.obs, len(e.joints[j]))
+		record.EncodeJointState(out.Begin(ch, t, t), msgs.Epoch+t, e.joints[j], pos, vel)
+		out.Commit()
 	}
 }
 
