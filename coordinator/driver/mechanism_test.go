@@ -103,6 +103,17 @@ func spawn(t *testing.T, m *Mechanism, name string, argv ...string) *Proc {
 	return p
 }
 
+// spawnHelper starts this test binary as a client playing helper name
+// (TCS_TEST_HELPER, see TestMain).
+func spawnHelper(t *testing.T, m *Mechanism, name string) *Proc {
+	t.Helper()
+	p, err := m.Spawn(SpawnSpec{Name: name, Argv: []string{"tcs"}, Env: []string{"TCS_TEST_HELPER=" + name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // busyPair starts two clients that compute without end.
 func busyPair(t *testing.T, m *Mechanism) [2]*Proc {
 	t.Helper()
@@ -406,10 +417,7 @@ func helperThreads() int {
 func TestThreadsCreatedWhileDispatchedAreLowered(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	p, err := m.Spawn(SpawnSpec{Name: "threads", Argv: []string{"tcs"}, Env: []string{"TCS_TEST_HELPER=threads"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := spawnHelper(t, m, "threads")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if _, err := m.Run(p, int64(5*time.Millisecond)); err != nil {
@@ -488,10 +496,7 @@ func helperDormant() int {
 func TestDormantThreadIsRaisedWhenNeeded(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	p, err := m.Spawn(SpawnSpec{Name: "dormant", Argv: []string{"tcs"}, Env: []string{"TCS_TEST_HELPER=dormant"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := spawnHelper(t, m, "dormant")
 	p.Dormancy = true
 	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
 	sleeper := 0
@@ -561,10 +566,7 @@ func notRaised(t *testing.T, m *Mechanism, p *Proc, tids []int) []string {
 func TestReleasedClientIsRaisedWhole(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	p, err := m.Spawn(SpawnSpec{Name: "later", Argv: []string{"tcs"}, Env: []string{"TCS_TEST_HELPER=threads-later"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := spawnHelper(t, m, "threads-later")
 	waitLog := func(what string, step func() error) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
