@@ -1143,14 +1143,14 @@ func (r *runner) takePosts(i int, w *Wake) {
 	for {
 		p, ok, err := c.ep.Post()
 		if err != nil {
-			r.badPost(c, err.Error())
+			r.badPost(c, err, 0, 0)
 			return
 		}
 		if !ok {
 			return
 		}
 		if p.Ch == 0 || p.N > native.MaxValues {
-			r.badPost(c, fmt.Sprintf("post on channel %d with %d values", p.Ch, p.N))
+			r.badPost(c, nil, p.Ch, p.N)
 			c.ep.Taken()
 			continue
 		}
@@ -1163,12 +1163,20 @@ func (r *runner) takePosts(i int, w *Wake) {
 	}
 }
 
-// badPost logs, once per client, a post that was dropped.
-func (r *runner) badPost(c *runClient, what string) {
-	if !c.badPost {
-		c.badPost = true
-		r.log.Warn().Str("client", c.conf.Name).Str("post", what).Msg("bad post dropped (the client wrote its shared memory's post ring itself?)")
+// badPost logs, once per client, a post that was dropped: the ring's
+// error, or else its channel and count.
+func (r *runner) badPost(c *runClient, err error, ch, n uint32) {
+	if c.badPost {
+		return
 	}
+	c.badPost = true
+	e := r.log.Warn().Str("client", c.conf.Name)
+	if err != nil {
+		e = e.Err(err)
+	} else {
+		e = e.Uint32("channel", ch).Uint32("values", n)
+	}
+	e.Msg("bad post dropped (the client wrote its shared memory's post ring itself?)")
 }
 
 // deliver puts a message stamped stamp on channel ch into every
