@@ -169,6 +169,7 @@ func Create(conf Conf) (*Recorder, error) {
 	}
 	r := &Recorder{conf: conf, f: f, mw: mw, slots: make([]slot, n), mask: uint64(n - 1),
 		wake: make(chan struct{}, 1), done: make(chan struct{}), schemas: map[string]uint16{}}
+	r.batch.r = r
 	// One block for every slot, its pages faulted in now: the first write
 	// to a fresh page costs the dispatch thread a page fault (µs in a VM).
 	sb := conf.SlotBytes
@@ -263,14 +264,15 @@ func (r *Recorder) BeginRaw(id uint16, logNs, pubNs int64) *cdr.Writer {
 		return nil
 	}
 	r.rawBegun = true
-	w := r.begin(0, logNs, pubNs)
-	if w == nil {
+	w, full := r.begin(0, logNs, pubNs)
+	if full {
 		for _, ch := range r.exps[id].chans {
 			r.dropped[ch]++
 		}
-		return nil
 	}
-	r.cur.exp = id + 1
+	if w != nil {
+		r.cur.exp = id + 1
+	}
 	return w
 }
 
@@ -280,27 +282,28 @@ func (r *Recorder) BeginRaw(id uint16, logNs, pubNs int64) *cdr.Writer {
 // with Commit or Abort before the next Begin. It returns nil, and counts
 // the record as dropped, when the ring is full.
 func (r *Recorder) Begin(ch uint16, logNs, pubNs int64) *cdr.Writer {
-	w := r.begin(ch, logNs, pubNs)
-	if w == nil && !r.closed && !r.closing.Load() {
+	w, full := r.begin(ch, logNs, pubNs)
+	if full {
 		r.dropped[ch]++
 	}
 	return w
 }
 
-// begin takes the next slot (nil: closed, or the ring is full).
-func (r *Recorder) begin(ch uint16, logNs, pubNs int64) *cdr.Writer {
+// begin takes the next slot; nil when the recorder is closing or, full
+// true, when the ring is full.
+func (r *Recorder) begin(ch uint16, logNs, pubNs int64) (w *cdr.Writer, full bool) {
 	if r.closed || r.closing.Load() {
-		return nil
+		return nil, false
 	}
 	h := r.head.Load()
 	if h-r.tail.Load() >= uint64(len(r.slots)) {
-		return nil
+		return nil, true
 	}
 	s := &r.slots[h&r.mask]
 	s.exp, s.ch, s.log, s.pub = 0, ch, uint64(max(logNs, 0)), uint64(max(pubNs, 0))
 	s.w.Begin(s.buf[:0])
 	r.cur = s
-	return &s.w
+	return &s.w, false
 }
 
 // Commit hands the record begun last to the writer.
@@ -432,7 +435,6 @@ func (r *Recorder) loop() {
 
 // expand writes the records of raw slot s through its expander.
 func (r *Recorder) expand(s *slot) {
-	r.batch.r = r
 	r.rd.Reset(s.w.Bytes())
 	r.exps[s.exp-1].e.Expand(&r.rd, int64(s.log), int64(s.pub), &r.batch)
 }

@@ -169,7 +169,6 @@ type Proc struct {
 	Dormancy bool
 	watch    []threadWatch // p's threads as look saw them, in tids order
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
-	dormant  int           // how many of watch are dormant
 }
 
 // threadWatch is what look knows of one thread of a client.
@@ -405,10 +404,10 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	m.endCPU = -1
 	err := m.wait(&w, -1, gen)
-	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.dormant > 0 {
-		// Every raised thread of p blocked: one of its dormant threads
-		// may be what they wait for. Raise them all and wait on.
-		m.wake(p)
+	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.wake() {
+		// Every raised thread of p blocked, and some were dormant (wake
+		// has made them awake): one of those may be what the others wait
+		// for. Raise them all and wait on.
 		if err = m.setLevel(p, m.conf.Base-1); err != nil {
 			return w, err
 		}
@@ -790,10 +789,9 @@ func (m *Mechanism) look(p *Proc) {
 	if p.exited || p.reaped || p.released {
 		return
 	}
-	if !m.syncWatch(p) {
+	if !p.syncWatch() {
 		return
 	}
-	p.dormant = 0
 	for k := range p.watch {
 		t := &p.watch[k]
 		ns, err := t.rt.Ns()
@@ -803,16 +801,13 @@ func (m *Mechanism) look(p *Proc) {
 		}
 		t.dormant = t.looked && ns == t.last
 		t.last, t.looked = ns, true
-		if t.dormant {
-			p.dormant++
-		}
 	}
 }
 
 // syncWatch makes p.watch follow p.tids (it allocates when they changed).
 // It reports false when a thread's file cannot be opened: no thread is
 // then dormant.
-func (m *Mechanism) syncWatch(p *Proc) bool {
+func (p *Proc) syncWatch() bool {
 	same := len(p.watch) == len(p.tids)
 	for k := 0; same && k < len(p.tids); k++ {
 		same = p.watch[k].tid == p.tids[k]
@@ -846,16 +841,18 @@ func (m *Mechanism) syncWatch(p *Proc) bool {
 		closeWatch(p.watch)
 		p.watch = nil
 	}
-	p.dormant = 0
 	return ok
 }
 
-// wake makes every thread of p awake (setLevel raises them all again).
-func (m *Mechanism) wake(p *Proc) {
+// wake makes every thread of p awake (setLevel raises them all again) and
+// reports whether one was dormant.
+func (p *Proc) wake() bool {
+	was := false
 	for k := range p.watch {
+		was = was || p.watch[k].dormant
 		p.watch[k].dormant = false
 	}
-	p.dormant = 0
+	return was
 }
 
 func closeWatch(w []threadWatch) {
@@ -869,7 +866,7 @@ func closeWatch(w []threadWatch) {
 
 // isDormant reports whether p's k-th thread, tid, is dormant.
 func (p *Proc) isDormant(k, tid int) bool {
-	return p.dormant > 0 && k < len(p.watch) && p.watch[k].tid == tid && p.watch[k].dormant
+	return k < len(p.watch) && p.watch[k].tid == tid && p.watch[k].dormant
 }
 
 // setLevel puts every thread of p at SCHED_FIFO prio, re-listing p's
@@ -929,7 +926,7 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 			return nil
 		}
 		// The threads changed: none is dormant until the next look.
-		m.wake(p)
+		p.wake()
 	}
 	p.released = false
 	p.complete = false
@@ -977,7 +974,7 @@ func (m *Mechanism) forget(p *Proc, code int) {
 	p.pidfd = -1
 	p.tasks.Close()
 	closeWatch(p.watch)
-	p.watch, p.dormant = nil, 0
+	p.watch = nil
 	if p.cmd != nil && p.cmd.Process != nil {
 		p.cmd.Process.Release()
 	}

@@ -10,19 +10,7 @@ import (
 // Watch waits for the set without taking its events: the owner's Wait
 // still finds them. With nothing ready it waits until the given instant.
 func TestEpollWatchLeavesEventsReady(t *testing.T) {
-	ep, err := NewEpoll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Close()
-	efd, err := Eventfd(0, unix.EFD_NONBLOCK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(efd)
-	if err := ep.Add(efd, 7); err != nil {
-		t.Fatal(err)
-	}
+	ep, efd := epollWithEventfd(t, 7)
 
 	// 5 ms: past 10 ms Go's sysmon may interrupt the raw call (EINTR: an
 	// early return, which Watch allows).
@@ -52,4 +40,24 @@ func TestEpollWatchLeavesEventsReady(t *testing.T) {
 	if n != 1 || ep.Tag(0) != 7 {
 		t.Errorf("Wait after Watch: %d events (first tag %d), want the eventfd (tag 7)", n, ep.Tag(0))
 	}
+}
+
+// epollWithEventfd returns a new wait set holding a new non-blocking
+// eventfd with tag; both are closed when the test ends.
+func epollWithEventfd(t *testing.T, tag uint64) (*Epoll, int) {
+	t.Helper()
+	ep, err := NewEpoll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	efd, err := Eventfd(0, unix.EFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(efd) })
+	if err := ep.Add(efd, tag); err != nil {
+		t.Fatal(err)
+	}
+	return ep, efd
 }

@@ -138,18 +138,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tm.Close()
-	efd, err := Eventfd(0, unix.EFD_NONBLOCK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := NewEpoll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Close()
-	if err := ep.Add(efd, 1<<40|7); err != nil {
-		t.Fatal(err)
-	}
+	ep, efd := epollWithEventfd(t, 1<<40|7)
 	var buf [8]byte
 	var pp Prio
 	a := testing.AllocsPerRun(200, func() {
