@@ -554,8 +554,14 @@ func (r *runner) run() (sum *report.Summary, err error) {
 // dispatch thread's CPU less the world's steps, plus the detector's
 // spinning.
 func (r *runner) coordinatorNs() int64 {
+	return r.coordinatorWith(r.mech.DetectorCPU() - r.loopDet0)
+}
+
+// coordinatorWith is the coordination's CPU since the loop began, given the
+// detector's part: the dispatch thread's CPU less the dynamics', plus det.
+func (r *runner) coordinatorWith(det int64) int64 {
 	thread, _ := r.clk.Ns(threadCPUClock)
-	return thread - r.loopCPU0 - r.dynNs + r.mech.DetectorCPU() - r.loopDet0
+	return thread - r.loopCPU0 - r.dynNs + det
 }
 
 // detectorEvery is how many calls of coordinatorSoFar read the detector's
@@ -571,8 +577,7 @@ func (r *runner) coordinatorSoFar() int64 {
 		r.detSoFar = r.mech.DetectorCPU() - r.loopDet0
 	}
 	r.detCalls++
-	thread, _ := r.clk.Ns(threadCPUClock)
-	return thread - r.loopCPU0 - r.dynNs + r.detSoFar
+	return r.coordinatorWith(r.detSoFar)
 }
 
 // leak is the CPU client c used while it was not dispatched, given its
