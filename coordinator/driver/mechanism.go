@@ -69,8 +69,12 @@ type Wake struct {
 	From    int64 // the client's process CPU clock where CPU begins (its posts are stamped from it)
 	Late    int64 // ns from timer expiry to the coordinator running (if Timer)
 	Exited  *Proc // a child exited; call Reap for its exit code
-	N       int   // number of ready tagged fds
-	Tags    [16]uint64
+	// Done: the waker ended the dispatch's last slice and the function
+	// given to SetContinue charged it (and went on, perhaps through more
+	// slices of the same client): nothing is left for the caller to do.
+	Done bool
+	N    int // number of ready tagged fds
+	Tags [16]uint64
 }
 
 // Mechanism owns the Linux objects of one simulation CPU: the coordinator
@@ -96,7 +100,8 @@ type Mechanism struct {
 	procs    []*Proc
 	cur      *Proc
 	armed    bool
-	expiry   int64
+	expiry   int64 // the timer's instant, when armed
+	due      int64 // the dispatched slice's end: expiry, or a parked slice's hand-back
 	spawnReq chan spawnReq
 	closed   bool
 
@@ -110,9 +115,25 @@ type Mechanism struct {
 	// parkCh hands the parked dispatch goroutine back (see park); parkFrom
 	// is when the waker starts looking for it (CLOCK_MONOTONIC ns; <0:
 	// the waker ends).
-	parkCh    chan struct{}
-	parkFrom  atomic.Int64
-	parkEnd   atomic.Int64  // the parked goroutine's slice end (0: not parked)
+	parkCh   chan struct{}
+	parkFrom atomic.Int64
+	parkEnd  atomic.Int64 // the parked goroutine's slice end (0: not parked)
+	// While the goroutine is parked the waker owns what follows (see
+	// park): parkStart is the parked client's CPU clock where its current
+	// slice began and parkExtra what its first slice charges beside
+	// (Wake.Extra); ended reports that the waker ended the slice, with
+	// endWake; cont goes on from there (SetContinue).
+	parkStart int64
+	parkExtra int64
+	ended     bool
+	endWake   Wake
+	cont      func(w *Wake) int64
+	wclock    linux.Clock // the waker's
+	sleeps    [32]int64   // the waker's last oversleeps (see spinLead)
+	nsleeps   int
+	wakerNs   atomic.Int64  // the waker's CPU spinning to slices' ends, ending them and going on (ns)
+	ends      atomic.Int64  // parked slices the waker ended
+	continued atomic.Int64  // of those, how many went on in a new slice
 	wakerDone chan struct{} // closed when the waker has ended
 	endTS     unix.Timespec
 	endCPU    int64 // the dispatched client's CPU clock read at the last wake
@@ -344,7 +365,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// before every Run that could last that long cost more: tried, 1.8-2.2 %
 	// overhead instead of 1.5 %.)
 	since := m.lastWake - m.lastYield
-	hide := budget >= yieldSlice && since > yieldHidden && p.computes
+	hide := budget >= yieldSlice && p.computes && (m.cont != nil || since > yieldHidden)
 	must := !hide && since > yieldEvery
 	raise := p != m.cur || must || p.Requeue
 	if raise {
@@ -380,7 +401,17 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	p.hasSeen = false
 	w.Extra, p.extra = p.extra, 0
-	if budget > 0 {
+	switch {
+	case hide:
+		// The waker ends a parked slice (see park); no timer may end it
+		// meanwhile (an expiry would hand the goroutine back early).
+		m.due = m.clock.Monotonic() + budget
+		if m.armed {
+			if err := m.disarm(); err != nil {
+				return w, err
+			}
+		}
+	case budget > 0:
 		// Programming a timer costs about 10 µs of CPU in this kind of VM
 		// (the deadline register write traps to the host), so a timer
 		// still armed for up to rearmSlack before the wanted instant is
@@ -393,16 +424,38 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 			}
 			m.armed = true
 		}
-	} else if m.armed {
+		m.due = m.expiry
+	case m.armed:
 		if err := m.disarm(); err != nil {
 			return w, err
 		}
 	}
 	gen := atomic.AddUint64(m.det.gen, 1)
-	if hide {
-		m.park(m.expiry)
-	}
 	m.endCPU = -1
+	if hide {
+		m.parkStart, m.parkExtra, m.ended = start, w.Extra, false
+		m.park(m.due)
+		if m.ended {
+			// The waker ended the slice (and had it charged, when Done).
+			ew := m.endWake
+			if ew.Done {
+				return ew, nil
+			}
+			// What else is ready, without reading p's clock again.
+			var rw Wake
+			err := m.wait(&rw, 0, gen)
+			ew.Blocked, ew.Exited, ew.N, ew.Tags = rw.Blocked, rw.Exited, rw.N, rw.Tags
+			return ew, err
+		}
+		// Handed back for something ready, perhaps in a later slice the
+		// waker went on to: the timer ends that slice.
+		start, w.Extra = m.parkStart, m.parkExtra
+		m.expiry = m.due
+		if err := m.timer.ArmAt(m.expiry); err != nil {
+			return w, err
+		}
+		m.armed = true
+	}
 	err := m.wait(&w, -1, gen)
 	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.wake() {
 		// Every raised thread of p blocked, and some were dormant (wake
@@ -548,7 +601,7 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 		if err := m.timer.ArmAt(m.expiry); err != nil {
 			return w, err
 		}
-		m.armed = true
+		m.armed, m.due = true, m.expiry
 	default:
 		if m.armed {
 			if err := m.disarm(); err != nil {
@@ -600,9 +653,10 @@ const (
 	yieldEvery  = 8_000_000
 	yieldHidden = 4_000_000
 	yieldSlice  = 2_000_000
-	parkLead    = 300_000
+	spinMargin  = 30_000
+	minSpin     = 60_000
+	maxSpin     = 500_000
 	wakerPoll   = 200_000
-	wakerRest   = 1_000_000
 )
 
 // yield passes the dispatch goroutine through the Go scheduler by
@@ -639,7 +693,11 @@ func (m *Mechanism) pass(end int64) {
 		m.parkNs += c1 - c0
 	}
 	m.lastYield = m.clock.Monotonic()
-	m.parkFrom.Store(m.lastYield + yieldHidden)
+	if m.cont != nil {
+		m.parkFrom.Store(m.lastYield)
+	} else {
+		m.parkFrom.Store(m.lastYield + yieldHidden)
+	}
 }
 
 // waker runs on the other CPUs from New until Close. Until parkFrom it
@@ -667,9 +725,29 @@ func (m *Mechanism) waker() {
 			poll = min(2*poll, 4*wakerPoll)
 			continue
 		}
-		// An error (none is expected) ends the watch at once: the
-		// goroutine's own wait will see it.
-		_ = m.ep.Watch(end - parkLead)
+		// Until spinLead before the slice's end the waker sleeps, then it
+		// spins, looking at the wait set without sleeping. Anything ready
+		// hands the goroutine back at once (an error, none is expected,
+		// too: the goroutine's own wait will see it). At the end the
+		// waker ends the slice itself, and may go on (endSlice).
+		for {
+			lead := m.spinLead()
+			ready, err := m.ep.Watch(end - lead)
+			if !ready && err == nil {
+				m.overslept(linux.MonotonicNs() - (end - lead))
+			}
+			c0, _ := m.wclock.Ns(threadCPUClock)
+			for !ready && err == nil && linux.MonotonicNs() < end {
+				ready, err = m.ep.Watch(0)
+			}
+			goOn := !ready && err == nil && m.endSlice(end)
+			c1, _ := m.wclock.Ns(threadCPUClock)
+			m.wakerNs.Add(c1 - c0)
+			if !goOn {
+				break
+			}
+			end = m.due
+		}
 		m.parkEnd.Store(0)
 		// end is published a few ns before the goroutine parks: offer the
 		// hand-back until it is taken (a blocking send would let the
@@ -682,11 +760,105 @@ func (m *Mechanism) waker() {
 				runtime.Gosched()
 			}
 		}
-		// The goroutine is now ready on this thread's P: sleeping hands it
-		// over at once. The next window opens a yieldHidden later.
-		time.Sleep(wakerRest)
+		// The goroutine is now ready on this thread's P: yielding hands
+		// it over at once. With no continuation the next window opens a
+		// yieldHidden later, else at once (the dispatch goroutine parks
+		// again in the next long slice).
+		runtime.Gosched()
 	}
 }
+
+// overslept keeps how late the waker's sleep before a slice's end
+// returned (ns), for spinLead.
+func (m *Mechanism) overslept(d int64) {
+	m.sleeps[m.nsleeps%len(m.sleeps)] = d
+	m.nsleeps++
+}
+
+// spinLead is how long before a parked slice's end the waker stops
+// sleeping and spins: the 90th percentile of how late its last sleeps
+// returned, plus spinMargin, within [minSpin, maxSpin] (maxSpin until it
+// knows).
+func (m *Mechanism) spinLead() int64 {
+	n := min(m.nsleeps, len(m.sleeps))
+	if n < len(m.sleeps) {
+		return maxSpin
+	}
+	var d [len(m.sleeps)]int64
+	copy(d[:], m.sleeps[:])
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && d[j] < d[j-1]; j-- {
+			d[j], d[j-1] = d[j-1], d[j]
+		}
+	}
+	return min(max(d[n*9/10]+spinMargin, minSpin), maxSpin)
+}
+
+// endSlice ends the parked slice that was due at end (waker): it reads the
+// client's CPU clock and keeps the slice's Wake for Run (endWake), or, with
+// a continuation (SetContinue), has it charged and reports whether the
+// same client goes on in a new slice (its end is then m.due).
+func (m *Mechanism) endSlice(end int64) bool {
+	p := m.cur
+	now := linux.MonotonicNs()
+	m.ends.Add(1)
+	// p runs on the simulation CPU: its clock, read from here, lags until
+	// the kernel brings its running thread's time up to date (SetRR).
+	prio := m.conf.Base - 1
+	for k, tid := range p.tids {
+		if !p.isDormant(k, tid) {
+			_ = linux.SetRR(tid, prio)
+		}
+	}
+	cpu, err := m.wclock.Ns(p.clk)
+	for k, tid := range p.tids {
+		if !p.isDormant(k, tid) {
+			_ = linux.SetFIFO(tid, prio)
+		}
+	}
+	if err != nil {
+		return false // gone: its exit shows on the pidfd
+	}
+	w := Wake{Timer: true, Late: max(now-end, 0), From: m.parkStart - m.parkExtra,
+		CPU: cpu - m.parkStart + m.parkExtra}
+	m.parkExtra = 0
+	p.seen, p.hasSeen, p.computes = cpu, true, true
+	m.ended, m.endWake = true, w
+	if m.cont == nil {
+		return false
+	}
+	m.endWake.Done = true
+	budget := m.cont(&m.endWake)
+	if budget <= 0 {
+		return false
+	}
+	m.ended, m.endWake = false, Wake{}
+	m.parkStart, m.due = cpu, now+budget
+	m.continued.Add(1)
+	return true
+}
+
+// SetContinue lets the waker go on from the parked slices it ends (see
+// park): f charges the slice w, as the caller of Run would have, and does
+// what follows it up to the next dispatch; if that is another slice of
+// the same client, which stays raised, it returns its budget (ns), else 0
+// and the dispatch goroutine is handed back (its Run returns w, Done).
+// f runs on the waker's goroutine, on another CPU, while the dispatch
+// goroutine is parked: it may use anything the dispatch goroutine uses,
+// but no Mechanism method. Call SetContinue before the first Run.
+func (m *Mechanism) SetContinue(f func(w *Wake) int64) { m.cont = f }
+
+// ThreadClock is the dispatch thread's CPU clock, readable from any
+// thread.
+func (m *Mechanism) ThreadClock() int32 { return linux.ThreadCPUClock(m.tid) }
+
+// WakerCPU is the CPU time (ns) the waker has used ending parked slices
+// and going on from them (on the other CPUs).
+func (m *Mechanism) WakerCPU() int64 { return m.wakerNs.Load() }
+
+// Ends returns how many parked slices the waker ended, and how many of
+// those went on in a new slice of the same client.
+func (m *Mechanism) Ends() (ended, continued int64) { return m.ends.Load(), m.continued.Load() }
 
 func (m *Mechanism) disarm() error {
 	m.armed = false
@@ -730,7 +902,7 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 					return err
 				}
 				if x > 0 {
-					w.Timer, w.Late, any = true, now-m.expiry, true
+					w.Timer, w.Late, any = true, now-m.due, true
 					m.armed = false
 				}
 			case tag == tagDetector:

@@ -170,6 +170,7 @@ type runner struct {
 	hwid      string
 	scratch   []byte
 	loopCPU0  int64 // the dispatch thread's CPU clock when the loop began
+	threadClk int32 // the dispatch thread's CPU clock (Mechanism.ThreadClock)
 	loopDet0  int64 // the detector's CPU then
 	detSoFar  int64 // the detector's CPU since then, as coordinatorSoFar last read it
 	detCalls  int64 // coordinatorSoFar calls
@@ -191,6 +192,7 @@ type runner struct {
 	drift     report.Quantiles
 	late      report.Quantiles
 	dynNs     int64
+	dynWaker  int64 // of dynNs: on the waker's goroutine (off the simulation CPU)
 	detNs     int64
 	coordNs   int64
 	missesAll int64
@@ -214,6 +216,16 @@ type runner struct {
 	overEv        [32]overEvent
 	nover         int
 	nlate         int
+
+	// The dispatch in progress: its action and when its Run began. The
+	// waker may end it and go on (cont): then pending, when hasPending,
+	// is the policy's next action, taken but not yet done; onWaker is
+	// true while the waker works.
+	cur        coordinator.Action
+	curAt      int64
+	pending    coordinator.Action
+	hasPending bool
+	onWaker    bool
 
 	// published for the status goroutine
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
@@ -398,6 +410,12 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
 	}
 	r.mech = mech
+	if sc.Mode != config.ModeFree && !sc.HasROS() {
+		// The waker ends a computing client's parked slices and goes on
+		// from them off the simulation CPU (cont). (ROS clients are
+		// served by the bridge, from the dispatch goroutine only.)
+		mech.SetContinue(r.cont)
+	}
 	if r.scanner != nil {
 		defer r.scanner.Close()
 	}
@@ -485,7 +503,8 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.stealSeen, _ = linux.ReadSteal(mech.CPU())
 	limit := sc.EffectiveWallLimit().Nanoseconds()
 	r.deadline = r.wallStart + limit
-	r.loopCPU0, _ = r.clk.Ns(threadCPUClock)
+	r.threadClk = mech.ThreadClock()
+	r.loopCPU0, _ = r.clk.Ns(r.threadClk)
 	r.loopDet0 = mech.DetectorCPU()
 	if r.bridge != nil && r.ended == "" {
 		r.diagnostics(0)
@@ -515,13 +534,15 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		fmt.Fprintln(r.rc.Status)
 	}
 	yields, yieldNs, parks, parkNs := r.mech.Yields()
+	ends, continued := r.mech.Ends()
 	var posts int64
 	for _, c := range r.clients {
 		posts += c.posted
 	}
 	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).
 		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
-		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).Msg("overhead")
+		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
+		Int64("waker_ends", ends).Int64("waker_continued", continued).Int64("waker_ns", r.mech.WakerCPU()).Msg("overhead")
 	for _, e := range r.overrunEv[:r.noverrun] {
 		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("the host delayed the timer: a client ran far past its slice; the excess is not charged")
 	}
@@ -560,8 +581,8 @@ func (r *runner) coordinatorNs() int64 {
 // coordinatorWith is the coordination's CPU since the loop began, given the
 // detector's part: the dispatch thread's CPU less the dynamics', plus det.
 func (r *runner) coordinatorWith(det int64) int64 {
-	thread, _ := r.clk.Ns(threadCPUClock)
-	return thread - r.loopCPU0 - r.dynNs + det
+	thread, _ := r.clk.Ns(r.threadClk)
+	return thread - r.loopCPU0 - (r.dynNs - r.dynWaker) + det
 }
 
 // detectorEvery is how many calls of coordinatorSoFar read the detector's
@@ -716,7 +737,12 @@ func (r *runner) loop() error {
 			r.ended = report.EndWallLimit
 			return nil
 		}
-		a := r.pol.Next(now)
+		var a coordinator.Action
+		if r.hasPending {
+			a, r.hasPending = r.pending, false
+		} else {
+			a = r.pol.Next(now)
+		}
 		switch a.Kind {
 		case coordinator.KindDispatch:
 			if err := r.dispatch(a); err != nil {
@@ -772,10 +798,16 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	}
 	r.answer(a.Client)
 	w0 := r.clk.Monotonic()
+	r.cur, r.curAt = a, w0
 	w, err := r.mech.Run(c.proc, a.Arm)
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
+	if w.Done {
+		return nil // charged by the waker (cont)
+	}
+	// The waker may have gone on through later slices of c.
+	a, w0 = r.cur, r.curAt
 	if c.ros && w.Blocked && w.N == 0 && w.Exited == nil && w.CPU < a.Arm && r.pol.Active(a.Client) && r.holdOver(c) {
 		// A short wall-clock sleep (roscpp polling for its clock): the
 		// client wakes by itself; the world waits for it.
@@ -790,6 +822,15 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		w2.Extra += w.Extra
 		w = w2
 	}
+	r.charge(a, w, w0)
+	return nil
+}
+
+// charge does what follows the Run w of dispatch a, begun at w0: it charges
+// the CPU to the client and tells the policy, and serves what the wake
+// brought.
+func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
+	c := r.clients[a.Client]
 	// Keep the last dispatches (for the first late activation) and the
 	// overrun ones, for the log.
 	ev := overEvent{client: a.Client, budget: a.Budget, arm: a.Arm, cpu: w.CPU, late: w.Late,
@@ -887,7 +928,47 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if w.Exited != nil {
 		r.exited(w.Exited)
 	}
-	return nil
+}
+
+// cont goes on from the slice w of the dispatch in progress, which the
+// waker ended (Mechanism.SetContinue; on the waker's goroutine, off the
+// simulation CPU, while the dispatch goroutine is parked): it charges the
+// slice and does the policy's next actions, as the loop would, until a
+// dispatch. One of the same native client continues the slice (its budget
+// is returned); anything else the waker cannot do is left pending for the
+// loop (0).
+func (r *runner) cont(w *Wake) int64 {
+	r.onWaker = true
+	defer func() { r.onWaker = false }()
+	r.charge(r.cur, *w, r.curAt)
+	for r.ended == "" {
+		now := r.clk.Monotonic()
+		if now > r.deadline {
+			return 0
+		}
+		a := r.pol.Next(now)
+		switch a.Kind {
+		case coordinator.KindStep:
+			if a.Boundary && r.sc.MaxRTF > 0 {
+				r.pending, r.hasPending = a, true // paced: the loop sleeps
+				return 0
+			}
+			r.step(a)
+			continue
+		case coordinator.KindApply:
+			r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
+			r.recApply(a) // recording
+			continue
+		case coordinator.KindDispatch:
+			if c := r.clients[a.Client]; a.Client == r.cur.Client && c.ep != nil && !c.ros && !c.pending {
+				r.cur, r.curAt = a, now
+				return a.Arm
+			}
+		}
+		r.pending, r.hasPending = a, true
+		return 0
+	}
+	return 0
 }
 
 // tag handles a ready fd other than the dispatched client's requests.
@@ -942,7 +1023,11 @@ func (r *runner) step(a coordinator.Action) {
 		}
 		r.obsT = a.To
 	}
-	r.dynNs += r.clk.Monotonic() - t0
+	d := r.clk.Monotonic() - t0
+	r.dynNs += d
+	if r.onWaker {
+		r.dynWaker += d
+	}
 	if a.Boundary {
 		r.recStep(a.To) // recording
 	}

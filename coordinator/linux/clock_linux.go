@@ -10,6 +10,11 @@ import (
 // MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) = ((^pid) << 3) | 2.
 func ProcessCPUClock(pid int) int32 { return int32((^pid)<<3 | 2) }
 
+// ThreadCPUClock returns the clock id of thread tid's CPU clock, readable
+// from any thread of its process: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
+// = ((^tid) << 3) | 6.
+func ThreadCPUClock(tid int) int32 { return int32((^tid)<<3 | 6) }
+
 // Clock reads one clock into preallocated memory.
 type Clock struct{ ts unix.Timespec }
 

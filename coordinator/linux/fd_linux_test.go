@@ -15,8 +15,8 @@ func TestEpollWatchLeavesEventsReady(t *testing.T) {
 	// 5 ms: past 10 ms Go's sysmon may interrupt the raw call (EINTR: an
 	// early return, which Watch allows).
 	t0 := MonotonicNs()
-	if err := ep.Watch(t0 + int64(5*time.Millisecond)); err != nil {
-		t.Fatal(err)
+	if ready, err := ep.Watch(t0 + int64(5*time.Millisecond)); err != nil || ready {
+		t.Fatalf("Watch with nothing ready: ready %v, %v", ready, err)
 	}
 	if d := MonotonicNs() - t0; d < int64(4900*time.Microsecond) {
 		t.Errorf("Watch with nothing ready returned after %v, want 5 ms", time.Duration(d))
@@ -27,8 +27,12 @@ func TestEpollWatchLeavesEventsReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 = MonotonicNs()
-	if err := ep.Watch(t0 + int64(time.Second)); err != nil {
-		t.Fatal(err)
+	if ready, err := ep.Watch(t0 + int64(time.Second)); err != nil || !ready {
+		t.Fatalf("Watch with an fd ready: ready %v, %v", ready, err)
+	}
+	// An instant already past only looks.
+	if ready, err := ep.Watch(0); err != nil || !ready {
+		t.Fatalf("Watch(0) with an fd ready: ready %v, %v", ready, err)
 	}
 	if d := MonotonicNs() - t0; d > int64(500*time.Millisecond) {
 		t.Errorf("Watch with an fd ready returned after %v", time.Duration(d))
