@@ -107,6 +107,11 @@ type Overhead struct {
 	// Fraction is CoordinatorS / (CoordinatorS + ClientsS + DynamicsS); see
 	// SetFraction.
 	Fraction float64 `json:"fraction"`
+	// OtherCPUS is the coordinator's CPU off the simulation CPU: the
+	// waker spinning to the ends of a computing client's slices, ending
+	// them and going on from them. It takes nothing from the clients and
+	// is not in Fraction.
+	OtherCPUS float64 `json:"other_cpu_s,omitempty"`
 }
 
 // SetFraction computes Fraction from the three times (0 when they are all

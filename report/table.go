@@ -59,15 +59,19 @@ func Table(w io.Writer, s *Summary) error {
 		return err
 	}
 	o := s.Overhead
-	fmt.Fprintf(&b, "\noverhead: coordinator %s, clients %s, dynamics %s (coordinator %s of the total)\n",
-		secs(o.CoordinatorS), secs(o.ClientsS), secs(o.DynamicsS), percent(o.Fraction))
+	other := ""
+	if o.OtherCPUS > 0 {
+		other = " (and " + secs(o.OtherCPUS) + " on the other CPUs)"
+	}
+	fmt.Fprintf(&b, "\noverhead: coordinator %s%s, clients %s, dynamics %s (coordinator %s of the total)\n",
+		secs(o.CoordinatorS), other, secs(o.ClientsS), secs(o.DynamicsS), percent(o.Fraction))
 	if s.LateTakebackMaxS > 0 || s.CoordinatorPerActivationUS > 0 || s.WallCostPollingS > 0 {
 		fmt.Fprintf(&b, "timer takeback late p50 %s, p99 %s, max %s  coordinator %.1f µs/activation  polling wall cost %s\n",
 			Span(s.LateTakebackP50S), Span(s.LateTakebackP99S), Span(s.LateTakebackMaxS),
 			s.CoordinatorPerActivationUS, secs(s.WallCostPollingS))
 	}
 	if s.HostOverrunS > 0 || s.HostStealS > 0 {
-		fmt.Fprintf(&b, "host: %s of client CPU past slices not charged (timer interrupt delayed over 200 µs), %s stolen\n",
+		fmt.Fprintf(&b, "host: %s of client CPU past slices not charged (a slice ended over 200 µs late: the host held a CPU), %s stolen\n",
 			Span(s.HostOverrunS), Span(s.HostStealS))
 	}
 	// tabwriter pads empty trailing cells; drop the spaces.

@@ -345,15 +345,17 @@ func (m *Mechanism) RemoveFd(fd int) error { return m.ep.Del(fd) }
 // Run dispatches p: raise all its threads to ℓ1 (lower the previously
 // dispatched one to ℓ3), read its CPU clock, arm the timer for budget ns (0:
 // no timer), arm the detector, block in epoll_wait. It returns when anything
-// is ready. It does not allocate.
+// is ready, or when the waker has ended a parked slice of p (see park;
+// Wake.Done when the continuation charged it). It does not allocate.
 func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	var w Wake
 	// The goroutine must pass through the Go scheduler at least every
 	// 10 ms (see yieldEvery). A slice of at least yieldSlice ns, given to a
 	// client that computes (see Proc.computes), hides that yield: the
-	// goroutine parks after raising p and arming the timer, p computes
-	// meanwhile, and the waker hands the goroutine back before the slice
-	// ends (see park). (A client that blocks within µs, such as a
+	// goroutine parks after raising p, p computes meanwhile, and the
+	// waker ends the slice (see park). With a continuation every such
+	// slice parks; without, only one once yieldHidden has passed since the
+	// last yield. (A client that blocks within µs, such as a
 	// controller whose budget is a whole quantum, would leave the detector
 	// spinning through the park.) Past yieldEvery with no such slice, the
 	// goroutine yields (runtime.Gosched) before raising p, so that only the
@@ -628,26 +630,18 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // across CPUs; measured below), at least ~100 times a second.
 //
 // yieldHidden and yieldSlice: a yield is hidden in a slice of at least
-// yieldSlice (see Run, park) once yieldHidden has passed since the last
-// one. The park ends about parkLead before the slice does, so the next
-// hidden one comes a slice later: in two-robots (5 ms quanta of a planner
-// between 100 Hz controllers) one park per 10 ms and almost no Gosched.
-// Measured here (November 2026, two-robots, interleaved runs; tcs.log,
-// "overhead": yields, yield_ns, parks, park_ns): a park costs the dispatch
-// thread 15-23 µs, a Gosched 32-40 µs plus the detector spinning through
-// the handoff; overhead 1.36-1.47 % with Gosched alone, 0.96-1.16 % with
-// parks. Parking for a short while at the slice's start instead (woken by
-// the waker's next look) took a park in nearly every slice: 1.07-1.21 %.
-// The waker costs the other CPU about 1.5 % of its time.
+// yieldSlice (see Run, park); without a continuation, once yieldHidden has
+// passed since the last one. Measured here (November 2026, two-robots,
+// interleaved runs; tcs.log, "overhead": yields, yield_ns, parks, park_ns):
+// a park cost the dispatch thread 15-23 µs, a Gosched 32-40 µs plus the
+// detector spinning through the handoff; overhead 1.36-1.47 % with
+// Gosched alone, 0.96-1.16 % with parks that ended before the slice's
+// timer, 0.49-0.58 % with the waker ending parked slices and going on from
+// them (0.89-0.93 % for the previous way in the same minutes; the waker
+// then used 2.5-3.5 % of the other CPU, mostly spinning).
 //
-// parkLead: the waker's hand-back takes 100-200 µs to get the goroutine
-// running (the waker's timer on an idle CPU, then a wake-up across CPUs);
-// handing back 60 µs before the slice's end got it there 40-200 µs after
-// the end, which lengthened the slice (drift p99 5.145 ms at a 5 ms
-// quantum), 300 µs before gets it there before the end.
-// wakerPoll is how soon the waker first looks for a parked goroutine (see
-// waker): a park lasts from its start to parkLead before the slice's end,
-// so a late look only shortens it.
+// spinMargin, minSpin, maxSpin: see spinLead. wakerPoll is how soon the
+// waker first looks for a parked goroutine (see waker).
 const (
 	rearmSlack  = 20_000
 	yieldEvery  = 8_000_000
@@ -664,14 +658,27 @@ const (
 func (m *Mechanism) yield() { m.pass(0) }
 
 // park is the yield hidden in a slice (see Run): the goroutine parks on
-// parkCh with p raised and the slice's timer armed (it ends at end,
-// CLOCK_MONOTONIC), and the waker, a goroutine on the other CPUs, hands it
-// back when anything in the wait set is ready or parkLead before end;
-// Run's wait then blocks for the rest of the slice. The dispatch thread
-// pays one extra block and wake-up (15-20 µs here), where
-// runtime.Gosched on a locked thread must wake a thread on another,
-// usually idle, CPU and costs 30-45 µs: that cross-CPU wake-up is paid on
-// the other CPU instead.
+// parkCh with p raised and no timer armed, and the waker, a goroutine on
+// the other CPUs, owns the slice. It hands the goroutine back when
+// anything in the wait set is ready (Run's wait then goes on, with the
+// timer armed for the slice's end), or else ends the slice itself at end
+// (CLOCK_MONOTONIC): it reads p's clock (endSlice) and, with a
+// continuation (SetContinue), has the slice charged and the coordination
+// that follows done, and goes on with p in a new slice as long as the
+// policy dispatches p again. Only then is the goroutine handed back.
+//
+// Why: on this VM a wake-up by an interrupt (the timer's, or another
+// CPU's) costs the woken thread 15-30 µs of its CPU, one by a client on
+// the same CPU (a pipe write) about 4 µs (measured November 2026 with
+// small C programs, a FIFO thread woken while a FIFO process computes on
+// its CPU: by a timerfd 12-28 µs of its CPU, by a futex from the other CPU
+// 22 µs, arriving 46-57 µs late (p50)). A computing client's slices
+// ended by the timer cost the dispatch thread a timer wake each; a park
+// cost another wake, across CPUs. Now a run of slices of one client costs
+// one wake across CPUs, at its end, and the slices between cost the
+// simulation CPU nothing: the world steps and the policy runs on the
+// other CPU while the client computes. (The client's clock is read from
+// there exactly: see linux.SetRR.)
 func (m *Mechanism) park(end int64) { m.pass(end) }
 
 // pass is yield (end 0) or park (end > 0), counted with the dispatch
@@ -704,8 +711,11 @@ func (m *Mechanism) pass(end int64) {
 // sleeps; from then on it looks for the dispatch goroutine parked (park),
 // first after wakerPoll, then at doubling intervals up to 4 wakerPoll (a
 // run with no slice long enough to park in would have it look thousands
-// of times a second). Once the goroutine is parked it watches the wait set
-// until parkLead before the slice ends and hands the goroutine back.
+// of times a second). Once the goroutine is parked it sleeps until
+// spinLead before the slice's end, watching the wait set, then spins to
+// the end (a sleep on an idle CPU of this VM returns 80-260 µs late, at
+// times milliseconds), ends the slice and goes on or hands the goroutine
+// back (see park).
 func (m *Mechanism) waker() {
 	defer close(m.wakerDone)
 	poll := int64(wakerPoll)

@@ -544,7 +544,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
 		Int64("waker_ends", ends).Int64("waker_continued", continued).Int64("waker_ns", r.mech.WakerCPU()).Msg("overhead")
 	for _, e := range r.overrunEv[:r.noverrun] {
-		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("the host delayed the timer: a client ran far past its slice; the excess is not charged")
+		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("a slice ended far too late (the host held a CPU): the client ran past it; the excess is not charged")
 	}
 	for _, e := range r.lateEv[:r.nlate] {
 		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("due_ns", e.due).Int64("late_ns", e.begin-e.due).
@@ -842,7 +842,9 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 		r.nover++
 	}
 	if w.Timer && w.Late > lateCap {
-		// The host delayed the timer's interrupt (it held the vCPU): the
+		// The host delayed the slice's end (it held the vCPU: the
+		// simulation CPU's, delaying the timer's interrupt, or the other
+		// CPU's, delaying the waker that ends a parked slice): the
 		// client's clock ran on past its slice, which a robot's own timer
 		// would never have allowed, and it counts the host's time as the
 		// client's. The CPU past the slice is reported, not charged. (The
@@ -1506,6 +1508,7 @@ func (r *runner) summary() *report.Summary {
 		CoordinatorS: report.Seconds(max(r.coordNs, 0)),
 		ClientsS:     report.Seconds(clientsNs),
 		DynamicsS:    report.Seconds(r.dynNs),
+		OtherCPUS:    report.Seconds(r.mech.WakerCPU()),
 	}
 	s.Overhead.SetFraction()
 	if activations > 0 {
