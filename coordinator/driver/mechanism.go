@@ -438,19 +438,12 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		m.parkStart, m.parkExtra, m.ended = start, w.Extra, false
 		m.park(m.due)
 		if m.ended {
-			// The waker ended the slice (and had it charged, when Done).
-			ew := m.endWake
-			if ew.Done {
-				return ew, nil
-			}
-			// What else is ready, without reading p's clock again.
-			var rw Wake
-			err := m.wait(&rw, 0, gen)
-			ew.Blocked, ew.Exited, ew.N, ew.Tags = rw.Blocked, rw.Exited, rw.N, rw.Tags
-			return ew, err
+			// The waker ended the slice and had it charged (Done).
+			return m.endWake, nil
 		}
-		// Handed back for something ready, perhaps in a later slice the
-		// waker went on to: the timer ends that slice.
+		// Handed back before the end (without a continuation), or for
+		// something ready, perhaps in a later slice the waker went on to:
+		// the timer ends that slice.
 		start, w.Extra = m.parkStart, m.parkExtra
 		m.expiry = m.due
 		if err := m.timer.ArmAt(m.expiry); err != nil {
@@ -640,13 +633,17 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // them (0.89-0.93 % for the previous way in the same minutes; the waker
 // then used 2.5-3.5 % of the other CPU, mostly spinning).
 //
-// spinMargin, minSpin, maxSpin: see spinLead. wakerPoll is how soon the
+// parkLead: without a continuation the waker hands the goroutine back
+// that long before a parked slice's end (it takes 50-200 µs to arrive;
+// 60 µs before got it there 40-200 µs after the end). spinMargin,
+// minSpin, maxSpin: see spinLead. wakerPoll is how soon the
 // waker first looks for a parked goroutine (see waker).
 const (
 	rearmSlack  = 20_000
 	yieldEvery  = 8_000_000
 	yieldHidden = 4_000_000
 	yieldSlice  = 2_000_000
+	parkLead    = 300_000
 	spinMargin  = 30_000
 	minSpin     = 60_000
 	maxSpin     = 500_000
@@ -660,12 +657,13 @@ func (m *Mechanism) yield() { m.pass(0) }
 // park is the yield hidden in a slice (see Run): the goroutine parks on
 // parkCh with p raised and no timer armed, and the waker, a goroutine on
 // the other CPUs, owns the slice. It hands the goroutine back when
-// anything in the wait set is ready (Run's wait then goes on, with the
-// timer armed for the slice's end), or else ends the slice itself at end
-// (CLOCK_MONOTONIC): it reads p's clock (endSlice) and, with a
-// continuation (SetContinue), has the slice charged and the coordination
-// that follows done, and goes on with p in a new slice as long as the
-// policy dispatches p again. Only then is the goroutine handed back.
+// anything in the wait set is ready; Run's wait then goes on, with the
+// timer armed for the slice's end (end, CLOCK_MONOTONIC). Without a
+// continuation it also hands it back parkLead before end. With one
+// (SetContinue) it ends the slice itself at end: it reads p's clock,
+// has the slice charged and the coordination that follows done, and goes
+// on with p in a new slice as long as the policy dispatches p again
+// (endSlice). Only then is the goroutine handed back.
 //
 // Why: on this VM a wake-up by an interrupt (the timer's, or another
 // CPU's) costs the woken thread 15-30 µs of its CPU, one by a client on
@@ -740,23 +738,12 @@ func (m *Mechanism) waker() {
 		// hands the goroutine back at once (an error, none is expected,
 		// too: the goroutine's own wait will see it). At the end the
 		// waker ends the slice itself, and may go on (endSlice).
-		for {
-			lead := m.spinLead()
-			ready, err := m.ep.Watch(end - lead)
-			if !ready && err == nil {
-				m.overslept(linux.MonotonicNs() - (end - lead))
-			}
-			c0, _ := m.wclock.Ns(threadCPUClock)
-			for !ready && err == nil && linux.MonotonicNs() < end {
-				ready, err = m.ep.Watch(0)
-			}
-			goOn := !ready && err == nil && m.endSlice(end)
-			c1, _ := m.wclock.Ns(threadCPUClock)
-			m.wakerNs.Add(c1 - c0)
-			if !goOn {
-				break
-			}
-			end = m.due
+		if m.cont == nil {
+			// No continuation: hand back parkLead before the end; the
+			// goroutine's own wait, with the timer armed, ends the slice.
+			_, _ = m.ep.Watch(end - parkLead)
+		} else {
+			m.watchParked(end)
 		}
 		m.parkEnd.Store(0)
 		// end is published a few ns before the goroutine parks: offer the
@@ -775,6 +762,32 @@ func (m *Mechanism) waker() {
 		// yieldHidden later, else at once (the dispatch goroutine parks
 		// again in the next long slice).
 		runtime.Gosched()
+	}
+}
+
+// watchParked watches the wait set until the parked slice's end (waker,
+// with a continuation): it sleeps until spinLead before, then spins; at
+// the end it ends the slice and goes on as long as endSlice does. It
+// returns when the goroutine must be handed back: something is ready, or
+// a slice ended and the continuation did not go on.
+func (m *Mechanism) watchParked(end int64) {
+	for {
+		lead := m.spinLead()
+		ready, err := m.ep.Watch(end - lead)
+		if !ready && err == nil {
+			m.overslept(linux.MonotonicNs() - (end - lead))
+		}
+		c0, _ := m.wclock.Ns(threadCPUClock)
+		for !ready && err == nil && linux.MonotonicNs() < end {
+			ready, err = m.ep.Watch(0)
+		}
+		goOn := !ready && err == nil && m.endSlice(end)
+		c1, _ := m.wclock.Ns(threadCPUClock)
+		m.wakerNs.Add(c1 - c0)
+		if !goOn {
+			return
+		}
+		end = m.due
 	}
 }
 
@@ -804,10 +817,11 @@ func (m *Mechanism) spinLead() int64 {
 	return min(max(d[n*9/10]+spinMargin, minSpin), maxSpin)
 }
 
-// endSlice ends the parked slice that was due at end (waker): it reads the
-// client's CPU clock and keeps the slice's Wake for Run (endWake), or, with
-// a continuation (SetContinue), has it charged and reports whether the
-// same client goes on in a new slice (its end is then m.due).
+// endSlice ends the parked slice that was due at end (waker, with a
+// continuation): it reads the client's CPU clock, has the slice charged
+// (SetContinue's function) and reports whether the same client goes on in
+// a new slice (its end is then m.due); if not, Run returns the slice's
+// Wake, Done (endWake).
 func (m *Mechanism) endSlice(end int64) bool {
 	p := m.cur
 	now := linux.MonotonicNs()
@@ -833,11 +847,8 @@ func (m *Mechanism) endSlice(end int64) bool {
 		CPU: cpu - m.parkStart + m.parkExtra}
 	m.parkExtra = 0
 	p.seen, p.hasSeen, p.computes = cpu, true, true
+	w.Done = true
 	m.ended, m.endWake = true, w
-	if m.cont == nil {
-		return false
-	}
-	m.endWake.Done = true
 	budget := m.cont(&m.endWake)
 	if budget <= 0 {
 		return false
