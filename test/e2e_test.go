@@ -336,9 +336,10 @@ func checkConsistent(t *testing.T, s *report.Summary) {
 		t.Errorf("drift_p99_s = %g > quantum + 0.2 ms = %g", s.DriftP99S, lim)
 	}
 	// The coordination's cost is a performance figure, not a bound that
-	// holds on a noisy host: on this VM it measured 0.0084-0.0153 for this
-	// example depending on the host's load (issue 2 asks for 0.01; see its
-	// note). It is printed here and in every run's summary, not asserted.
+	// holds on a noisy host: on this VM it measured 0.0050-0.0078 for this
+	// example (22 November 2026; 0.0084-0.0153 before the waker ended the
+	// planner's slices) depending on the host's load (issue 2 asks for
+	// 0.01). It is printed here and in every run's summary, not asserted.
 	t.Logf("overhead.fraction = %.4f (target 0.01; coordinator %.3f s, clients %.3f s)",
 		s.Overhead.Fraction, s.Overhead.CoordinatorS, s.Overhead.ClientsS)
 	if lim := 0.001 * s.Overhead.ClientsS; s.LeakS > lim {
