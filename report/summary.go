@@ -69,10 +69,18 @@ type Summary struct {
 	// Overhead splits the CPU time of the simulation CPU.
 	Overhead Overhead `json:"overhead"`
 	// LateTakeback* are the p50, p99 and max of how late the coordinator
-	// took the CPU back after the quantum timer expired.
+	// took the CPU back after the quantum timer expired (for a slice the
+	// waker ended, how late it ended it).
 	LateTakebackP50S float64 `json:"late_takeback_p50_s"`
 	LateTakebackP99S float64 `json:"late_takeback_p99_s"`
 	LateTakebackMaxS float64 `json:"late_takeback_max_s"`
+	// WakerHandback* are the p50, p99 and max of the wall time from the
+	// waker ending a slice it did not go on from to the dispatch loop
+	// taking the CPU back. The client runs on meanwhile; the CPU it uses is
+	// charged to its next slice. Absent when the waker ended no slice.
+	WakerHandbackP50S float64 `json:"waker_handback_p50_s,omitempty"`
+	WakerHandbackP99S float64 `json:"waker_handback_p99_s,omitempty"`
+	WakerHandbackMaxS float64 `json:"waker_handback_max_s,omitempty"`
 	// CoordinatorPerActivationUS is coordinator CPU per client activation,
 	// in microseconds.
 	CoordinatorPerActivationUS float64 `json:"coordinator_per_activation_us"`
@@ -205,7 +213,8 @@ func finite(x *float64) {
 func (s *Summary) sanitize() {
 	for _, x := range []*float64{&s.QuantumS, &s.VirtualS, &s.WallS, &s.RTF, &s.DriftMaxS, &s.DriftP99S,
 		&s.DriftFinalS, &s.LeakS, &s.Overhead.CoordinatorS, &s.Overhead.ClientsS, &s.Overhead.DynamicsS,
-		&s.Overhead.Fraction, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
+		&s.Overhead.Fraction, &s.Overhead.OtherCPUS, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
+		&s.WakerHandbackP50S, &s.WakerHandbackP99S, &s.WakerHandbackMaxS,
 		&s.CoordinatorPerActivationUS, &s.WallCostPollingS} {
 		finite(x)
 	}

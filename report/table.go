@@ -70,6 +70,10 @@ func Table(w io.Writer, s *Summary) error {
 			Span(s.LateTakebackP50S), Span(s.LateTakebackP99S), Span(s.LateTakebackMaxS),
 			s.CoordinatorPerActivationUS, secs(s.WallCostPollingS))
 	}
+	if s.WakerHandbackMaxS > 0 {
+		fmt.Fprintf(&b, "slices the waker ended: the loop took the CPU back p50 %s, p99 %s, max %s later (the client ran on; charged to its next slice)\n",
+			Span(s.WakerHandbackP50S), Span(s.WakerHandbackP99S), Span(s.WakerHandbackMaxS))
+	}
 	if s.HostOverrunS > 0 || s.HostStealS > 0 {
 		fmt.Fprintf(&b, "host: %s of client CPU past slices not charged (a slice ended over 200 µs late: the host held a CPU), %s stolen\n",
 			Span(s.HostOverrunS), Span(s.HostStealS))

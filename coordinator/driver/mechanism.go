@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tcs-robotics/tcs/coordinator/linux"
+	"github.com/tcs-robotics/tcs/report"
 )
 
 // ErrNoRT means this process may not use SCHED_FIFO (see linux.ErrNoRT).
@@ -127,6 +128,8 @@ type Mechanism struct {
 	parkExtra int64
 	ended     bool
 	endWake   Wake
+	endAt     int64            // when the waker ended it (CLOCK_MONOTONIC)
+	handback  report.Quantiles // from endAt to the goroutine running again
 	cont      func(w *Wake) int64
 	wclock    linux.Clock // the waker's
 	sleeps    [32]int64   // the waker's last oversleeps (see spinLead)
@@ -438,7 +441,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		m.parkStart, m.parkExtra, m.ended = start, w.Extra, false
 		m.park(m.due)
 		if m.ended {
-			// The waker ended the slice and had it charged (Done).
+			// The waker ended the slice and had it charged (Done). p
+			// ran on until now: its next Run charges that (Wake.Extra).
+			m.handback.Add(m.clock.Monotonic() - m.endAt)
 			return m.endWake, nil
 		}
 		// Handed back before the end (without a continuation), or for
@@ -848,7 +853,7 @@ func (m *Mechanism) endSlice(end int64) bool {
 	m.parkExtra = 0
 	p.seen, p.hasSeen, p.computes = cpu, true, true
 	w.Done = true
-	m.ended, m.endWake = true, w
+	m.ended, m.endWake, m.endAt = true, w, now
 	budget := m.cont(&m.endWake)
 	if budget <= 0 {
 		return false
@@ -876,6 +881,10 @@ func (m *Mechanism) ThreadClock() int32 { return linux.ThreadCPUClock(m.tid) }
 // WakerCPU is the CPU time (ns) the waker has used ending parked slices
 // and going on from them (on the other CPUs).
 func (m *Mechanism) WakerCPU() int64 { return m.wakerNs.Load() }
+
+// Handback is the distribution of how long a client whose slice the waker
+// ended ran on, before the dispatch goroutine was handed back (ns).
+func (m *Mechanism) Handback() *report.Quantiles { return &m.handback }
 
 // Ends returns how many parked slices the waker ended, and how many of
 // those went on in a new slice of the same client.

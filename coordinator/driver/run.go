@@ -1438,6 +1438,11 @@ func (r *runner) summary() *report.Summary {
 	if s.WallS > 0 {
 		s.RTF = s.VirtualS / s.WallS
 	}
+	if h := r.mech.Handback(); h.Count() > 0 {
+		s.WakerHandbackP50S = report.Seconds(h.Quantile(0.5))
+		s.WakerHandbackP99S = report.Seconds(h.Quantile(0.99))
+		s.WakerHandbackMaxS = report.Seconds(h.Max())
+	}
 	if r.late.Count() > 0 {
 		s.LateTakebackP50S = report.Seconds(r.late.Quantile(0.5))
 		s.LateTakebackP99S = report.Seconds(r.late.Quantile(0.99))
