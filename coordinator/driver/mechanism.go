@@ -686,7 +686,7 @@ func (m *Mechanism) park(end int64) { m.pass(end) }
 
 // pass is yield (end 0) or park (end > 0), counted with the dispatch
 // thread's CPU it took (Yields); the waker's next window opens a
-// yieldHidden later.
+// yieldHidden later (at once after a park with a continuation).
 func (m *Mechanism) pass(end int64) {
 	c0, _ := m.clock.Ns(threadCPUClock)
 	if end > 0 {
@@ -703,7 +703,8 @@ func (m *Mechanism) pass(end int64) {
 		m.parkNs += c1 - c0
 	}
 	m.lastYield = m.clock.Monotonic()
-	if m.cont != nil {
+	if end > 0 && m.cont != nil {
+		// The next long slice parks again (see Run): look at once.
 		m.parkFrom.Store(m.lastYield)
 	} else {
 		m.parkFrom.Store(m.lastYield + yieldHidden)
