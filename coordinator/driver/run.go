@@ -869,18 +869,7 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 			r.uncharge(c, ex, w0)
 		}
 	}
-	if ex := w.Extra - lateCap; ex > 0 {
-		// The client ran on, raised, after the wake that ended its last
-		// slice (Wake.Extra: mostly the waker's hand-back, 50-200 µs)
-		// for over lateCap: the coordinator could not take the CPU back
-		// (measured: 82 ms once in 100 s, the host holding the other
-		// CPU, where the waker was). A robot's own scheduler would have
-		// preempted it: beyond lateCap it is not charged either, and the
-		// robot's next misses are the host's. (Charged, it pushed the
-		// controller above it 77 ms late: 7 misses.)
-		w.Extra -= ex
-		w.CPU -= ex
-		w.From += ex // its posts then are stamped at the charged part's start
+	if ex := hostExcess(&w); ex > 0 {
 		r.uncharge(c, ex, w0)
 		r.hostHits(c.robot)
 	}
@@ -936,6 +925,26 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 	if w.Exited != nil {
 		r.exited(w.Exited)
 	}
+}
+
+// hostExcess takes off w, and returns, the CPU its client used while the
+// coordinator was away (Wake.Extra: it ran on, raised, after the wake that
+// ended its last slice; mostly the waker's hand-back, 50-200 µs) beyond
+// lateCap. The coordinator could not take the CPU back then (measured: 82
+// ms once in 100 s, the host holding the other CPU, where the waker was);
+// a robot's own scheduler would have preempted the client, so that CPU is
+// the host's, as a late timer's is, and the robot's next misses too.
+// (Charged, it pushed the controller above it 77 ms late: 7 misses.) The
+// posts of that time are stamped at the charged part's start.
+func hostExcess(w *Wake) int64 {
+	ex := w.Extra - lateCap
+	if ex <= 0 {
+		return 0
+	}
+	w.Extra -= ex
+	w.CPU -= ex
+	w.From += ex
+	return ex
 }
 
 // uncharge leaves ex ns that client c used in the dispatch begun at w0
