@@ -68,7 +68,7 @@ type Wake struct {
 	CPU     int64 // CPU ns the dispatched client used during this Run, Extra included
 	Extra   int64 // of CPU: ns it used still raised after its previous Run, while the coordinator was away
 	From    int64 // the client's process CPU clock where CPU begins (its posts are stamped from it)
-	Late    int64 // ns from timer expiry to the coordinator running (if Timer)
+	Late    int64 // ns from the slice's end to the coordinator running, or to the waker ending it (if Timer)
 	Exited  *Proc // a child exited; call Reap for its exit code
 	// Done: the waker ended the dispatch's last slice and the function
 	// given to SetContinue charged it (and went on, perhaps through more
@@ -443,7 +443,8 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		if m.ended {
 			// The waker ended the slice and had it charged (Done). p
 			// ran on until now: its next Run charges that (Wake.Extra).
-			m.handback.Add(m.clock.Monotonic() - m.endAt)
+			m.lastWake = m.clock.Monotonic()
+			m.handback.Add(m.lastWake - m.endAt)
 			return m.endWake, nil
 		}
 		// Handed back before the end (without a continuation), or for
@@ -739,11 +740,8 @@ func (m *Mechanism) waker() {
 			poll = min(2*poll, 4*wakerPoll)
 			continue
 		}
-		// Until spinLead before the slice's end the waker sleeps, then it
-		// spins, looking at the wait set without sleeping. Anything ready
-		// hands the goroutine back at once (an error, none is expected,
-		// too: the goroutine's own wait will see it). At the end the
-		// waker ends the slice itself, and may go on (endSlice).
+		// Anything ready hands the goroutine back at once (an error, none
+		// is expected, too: the goroutine's own wait will see it).
 		if m.cont == nil {
 			// No continuation: hand back parkLead before the end; the
 			// goroutine's own wait, with the timer armed, ends the slice.
@@ -834,18 +832,9 @@ func (m *Mechanism) endSlice(end int64) bool {
 	m.ends.Add(1)
 	// p runs on the simulation CPU: its clock, read from here, lags until
 	// the kernel brings its running thread's time up to date (SetRR).
-	prio := m.conf.Base - 1
-	for k, tid := range p.tids {
-		if !p.isDormant(k, tid) {
-			_ = linux.SetRR(tid, prio)
-		}
-	}
+	p.setAwake(linux.SetRR, m.conf.Base-1)
 	cpu, err := m.wclock.Ns(p.clk)
-	for k, tid := range p.tids {
-		if !p.isDormant(k, tid) {
-			_ = linux.SetFIFO(tid, prio)
-		}
-	}
+	p.setAwake(linux.SetFIFO, m.conf.Base-1)
 	if err != nil {
 		return false // gone: its exit shows on the pidfd
 	}
@@ -1063,6 +1052,16 @@ func closeWatch(w []threadWatch) {
 		if w[k].rt != nil {
 			w[k].rt.Close()
 			w[k].rt = nil
+		}
+	}
+}
+
+// setAwake calls set(tid, prio) on every thread of p that is not dormant,
+// ignoring errors (a thread gone shows when p is next raised).
+func (p *Proc) setAwake(set func(tid, prio int) error, prio int) {
+	for k, tid := range p.tids {
+		if !p.isDormant(k, tid) {
+			_ = set(tid, prio)
 		}
 	}
 }

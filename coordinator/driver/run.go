@@ -750,7 +750,7 @@ func (r *runner) loop() error {
 			}
 		case coordinator.KindStep:
 			r.step(a)
-			if a.Boundary && r.sc.MaxRTF > 0 && r.sc.Mode != config.ModeFree {
+			if r.paced(a) {
 				if err := r.pace(a.To); err != nil {
 					return err
 				}
@@ -758,8 +758,7 @@ func (r *runner) loop() error {
 		case coordinator.KindDeliver:
 			r.deliverMsg(a)
 		case coordinator.KindApply:
-			r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
-			r.recApply(a) // recording
+			r.apply(a)
 		case coordinator.KindRelease:
 			r.release(a)
 		case coordinator.KindProbe:
@@ -987,18 +986,15 @@ func (r *runner) cont(w *Wake) int64 {
 		a := r.pol.Next(now)
 		switch a.Kind {
 		case coordinator.KindStep:
-			if a.Boundary && r.sc.MaxRTF > 0 {
-				r.pending, r.hasPending = a, true // paced: the loop sleeps
-				return 0
+			if !r.paced(a) { // a paced step sleeps: the loop does it
+				r.step(a)
+				continue
 			}
-			r.step(a)
-			continue
 		case coordinator.KindApply:
-			r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
-			r.recApply(a) // recording
+			r.apply(a)
 			continue
 		case coordinator.KindDispatch:
-			if c := r.clients[a.Client]; a.Client == r.cur.Client && c.ep != nil && !c.ros && !c.pending {
+			if c := r.clients[a.Client]; a.Client == r.cur.Client && c.ep != nil && !c.pending {
 				r.cur, r.curAt = a, now
 				return a.Arm
 			}
@@ -1007,6 +1003,18 @@ func (r *runner) cont(w *Wake) int64 {
 		return 0
 	}
 	return 0
+}
+
+// paced reports whether step a is followed by pace: a step boundary of a
+// run held to max_rtf.
+func (r *runner) paced(a coordinator.Action) bool {
+	return a.Boundary && r.sc.MaxRTF > 0 && r.sc.Mode != config.ModeFree
+}
+
+// apply applies the actuator command of Apply action a to the world.
+func (r *runner) apply(a coordinator.Action) {
+	r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
+	r.recApply(a) // recording
 }
 
 // tag handles a ready fd other than the dispatched client's requests.

@@ -21,27 +21,22 @@ const (
 type schedParam struct{ prio int32 }
 
 // SetFIFO sets thread tid (0: the calling thread) to SCHED_FIFO at prio.
-func SetFIFO(tid, prio int) error {
-	p := schedParam{int32(prio)}
-	_, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), SchedFIFO, uintptr(unsafe.Pointer(&p)))
-	return sysErr("sched_setscheduler", e)
-}
+func SetFIFO(tid, prio int) error { return setScheduler(tid, SchedFIFO, prio) }
 
 // SetRR sets thread tid to SCHED_RR at prio. From SCHED_FIFO at the same
 // priority the thread keeps running, but the kernel brings its CPU time up
 // to date on the way: a read of its CPU clock from another CPU is then
 // exact, where otherwise it lags by up to a scheduler tick (the kernel
 // only updates a running thread's time on its own CPU).
-func SetRR(tid, prio int) error {
-	p := schedParam{int32(prio)}
-	_, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), SchedRR, uintptr(unsafe.Pointer(&p)))
-	return sysErr("sched_setscheduler", e)
-}
+func SetRR(tid, prio int) error { return setScheduler(tid, SchedRR, prio) }
 
 // SetOther returns thread tid (0: the calling thread) to SCHED_OTHER.
-func SetOther(tid int) error {
-	p := schedParam{0}
-	_, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), SchedOther, uintptr(unsafe.Pointer(&p)))
+func SetOther(tid int) error { return setScheduler(tid, SchedOther, 0) }
+
+// setScheduler is sched_setscheduler(tid, policy, {prio}).
+func setScheduler(tid, policy, prio int) error {
+	p := schedParam{int32(prio)}
+	_, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&p)))
 	return sysErr("sched_setscheduler", e)
 }
 
