@@ -243,23 +243,23 @@ func (m *fakeMachine) dispatch(a Action) {
 			used += run
 			f.left -= run
 			if f.left > 0 {
-				m.p.Ran(c, used, Preempted)
+				m.p.Ran(c, Slice{CPU: used, Stop: Preempted, Timer: true})
 				return
 			}
 			f.advance()
 			continue
 		case opBlock:
 			f.blockFor = o.n
-			m.p.Ran(c, used, Blocked)
+			m.p.Ran(c, Slice{CPU: used, Stop: Blocked})
 			return
 		case opExit:
-			m.p.Ran(c, used, Blocked)
+			m.p.Ran(c, Slice{CPU: used, Stop: Blocked})
 			f.exited = true
 			m.p.Exited(c, int(o.n))
 			return
 		}
 		// A native request: the coordinator wakes at once.
-		m.p.Ran(c, used, Request)
+		m.p.Ran(c, Slice{CPU: used, Stop: Request})
 		switch o.kind {
 		case opRead:
 			if m.p.Read(c) {
@@ -293,11 +293,11 @@ func (m *fakeMachine) dispatchROS(c int, f *fakeProc, slice int64) {
 		run := min(f.left2, slice)
 		f.left2 -= run
 		if f.left2 > 0 {
-			m.p.Ran(c, run, Preempted)
+			m.p.Ran(c, Slice{CPU: run, Stop: Preempted, Timer: true})
 			return
 		}
 		// The plan's bytes wake the coordinator; the planner goes on.
-		m.p.Ran(c, run, Interrupted)
+		m.p.Ran(c, Slice{CPU: run, Stop: Interrupted})
 		st := m.p.Progress(c)
 		slot, at, ok := m.p.Relay(c, f.to)
 		if !ok {
@@ -317,7 +317,7 @@ func (m *fakeMachine) dispatchROS(c int, f *fakeProc, slice int64) {
 			case f.clocked:
 				f.left2, f.inCB = max(f.work, 1), false
 			default:
-				m.p.Ran(c, used, Blocked)
+				m.p.Ran(c, Slice{CPU: used, Stop: Blocked})
 				return
 			}
 		}
@@ -325,7 +325,7 @@ func (m *fakeMachine) dispatchROS(c int, f *fakeProc, slice int64) {
 		used += run
 		f.left2 -= run
 		if f.left2 > 0 {
-			m.p.Ran(c, used, Preempted)
+			m.p.Ran(c, Slice{CPU: used, Stop: Preempted, Timer: true})
 			return
 		}
 		if f.inCB {
@@ -335,7 +335,7 @@ func (m *fakeMachine) dispatchROS(c int, f *fakeProc, slice int64) {
 		// The activation's command: the coordinator wakes when its bytes
 		// arrive, with the client still runnable.
 		f.clocked = false
-		m.p.Ran(c, used, Interrupted)
+		m.p.Ran(c, Slice{CPU: used, Stop: Interrupted})
 		st := m.p.Progress(c)
 		slot := m.p.Actuate(c)
 		m.stamps[slot] = st

@@ -49,11 +49,30 @@ type client struct {
 	resume      bool  // ROS: a delivery woke it while idle until resumeWake
 	resumeWake  int64 //
 	deliveries  int64
+
+	// Period accounting (periodic clients): slot is the first period index
+	// k (activation due at k·P) not yet classified; every index below it
+	// began an activation or is counted in lost.
+	slot       int64
+	started    bool // began an activation
+	begin      bool // released for an activation that begins at its dispatch
+	lost       Lost
+	extra      int64
+	hostMisses int64
+	hostNs     int64
+	gone       bool  // exited, or stopped listening to its clock
+	goneAt     int64 // its progress then
+	exitAt     int64 // its progress when it exited
+	clockLost  bool
 }
 
 type robot struct {
 	r, rr   int64 // charged and real clocks
 	clients []int // client indices, highest priority first
+	// hostHit: since its last activation that began on time, one of its
+	// slices lost CPU to the host (Conf.LateCap): misses and lost periods
+	// until then are the host's.
+	hostHit bool
 }
 
 type pendingCmd struct {
@@ -124,6 +143,9 @@ func New(conf Conf, rec Recorder) (*Policy, error) {
 	}
 	if rec == nil {
 		rec = nopRecorder{}
+	}
+	if conf.LateCap <= 0 {
+		conf.LateCap = DefaultLateCap
 	}
 	p := &Policy{conf: conf, rec: rec}
 	p.clients = make([]client, len(conf.Clients))
@@ -226,7 +248,7 @@ func (p *Policy) Stats(c int) ClientStats {
 	if cl.st == stRunnable {
 		real = p.robots[cl.conf.Robot].rr
 	}
-	return ClientStats{
+	st := ClientStats{
 		CPU:         cl.cpu,
 		Progress:    p.Progress(c),
 		Real:        real,
@@ -237,7 +259,27 @@ func (p *Policy) Stats(c int) ClientStats {
 		Exited:      cl.st == stExited,
 		ExitCode:    cl.exitCode,
 		State:       stateNames[cl.st],
+		HostMisses:  cl.hostMisses,
+		HostNs:      cl.hostNs,
+		ClockLost:   cl.clockLost,
 	}
+	if st.Exited {
+		st.ExitedAt = cl.exitAt
+	}
+	if cl.conf.Class == Periodic && cl.conf.Period > 0 {
+		// The periods up to the world's time that began no activation yet
+		// are lost too, as they stand now (a copy: classifying them does
+		// not change the client).
+		// (An activation may begin before the world reaches its instant,
+		// when its robot's clock has: its period counts from then.)
+		st.Periods = max(periods(p.t, cl.conf.Period), cl.slot)
+		tmp := *cl
+		if n := st.Periods; n > tmp.slot {
+			p.loseUntil(&tmp, n, p.robots[cl.conf.Robot].hostHit)
+		}
+		st.Lost, st.Extra = tmp.lost, tmp.extra
+	}
+	return st
 }
 
 // Next returns what the driver must do now. wall is the driver's wall clock
@@ -332,6 +374,9 @@ func (p *Policy) maxEps() int64 { return min(p.conf.Quantum/4, 100_000) }
 
 func (p *Policy) dispatch(c int, cpu int64) Action {
 	cl := &p.clients[c]
+	if cl.begin {
+		p.activate(c)
+	}
 	arm := cpu
 	if p.conf.Compensation {
 		arm += cl.eps
@@ -364,14 +409,22 @@ func (p *Policy) pickRobot() (int, int64) {
 }
 
 // top is the highest-priority client of robot j that may run now, or -1.
+// A client that stopped listening to its clock (shutting down) runs only
+// when nothing else of its robot can: its shutdown never holds the others.
 func (p *Policy) top(j int) int {
+	late := -1
 	for _, i := range p.robots[j].clients {
 		c := &p.clients[i]
 		if c.st == stRunnable && !c.yielded {
-			return i
+			if !c.clockLost {
+				return i
+			}
+			if late < 0 {
+				late = i
+			}
 		}
 	}
-	return -1
+	return late
 }
 
 // worldTarget is where the world would step next: the next step boundary,
@@ -445,15 +498,22 @@ func (p *Policy) release() (Action, bool) {
 		case stIdle:
 			rb := &p.robots[c.conf.Robot]
 			now := max(rb.r, p.t)
-			if c.wake > now {
+			if c.wake > now || (c.conf.Class == Periodic && c.wake >= p.conf.Duration) {
+				// (An activation due at the end of the run is not one of
+				// its periods.)
 				continue
 			}
 			p.wakeUp(i)
 			rb.r = max(rb.r, now)
-			if c.conf.Class == Periodic {
+			if c.conf.Class == Periodic && !c.clockLost {
+				// The activation begins when the client is dispatched with
+				// it (DESIGN §6); in free mode, where nothing is
+				// dispatched, now.
 				c.active, c.missed, c.due = true, false, c.wake
-				c.activations++
-				p.rec.Activation(i, rb.r, c.wake)
+				c.begin = true
+				if p.conf.Mode == Free {
+					p.activate(i)
+				}
 			}
 			return Action{Kind: KindRelease, Client: i, Robot: c.conf.Robot, Now: rb.r, Wait: WaitActivation}, true
 		case stReading:
@@ -465,6 +525,70 @@ func (p *Policy) release() (Action, bool) {
 		}
 	}
 	return Action{}, false
+}
+
+// activate counts the activation of periodic client i that begins now, due
+// at c.due: the periods since the last one that began no activation are
+// lost, with their cause.
+func (p *Policy) activate(i int) {
+	c := &p.clients[i]
+	rb := &p.robots[c.conf.Robot]
+	c.begin = false
+	c.activations++
+	if k := c.due / c.conf.Period; k >= c.slot {
+		p.loseUntil(c, k, rb.hostHit)
+		c.slot = k + 1
+	} else {
+		c.extra++
+	}
+	c.started = true
+	if rb.r-c.due <= c.conf.Period/2 {
+		rb.hostHit = false
+	}
+	p.rec.Activation(i, rb.r, c.due)
+}
+
+// loseUntil counts c's periods from c.slot up to (not including) k as lost:
+// before its start, after it went, or its own overrun (the host's while
+// host is set).
+func (p *Policy) loseUntil(c *client, k int64, host bool) {
+	n := k - c.slot
+	if n <= 0 {
+		return
+	}
+	switch {
+	case c.gone:
+		// Periods before it went are its own; those after, lost after exit.
+		g := ceilDiv(c.goneAt, c.conf.Period)
+		before := min(max(g-c.slot, 0), n)
+		p.loseOwn(c, before, host)
+		c.lost.AfterExit += n - before
+	default:
+		p.loseOwn(c, n, host)
+	}
+	c.slot = k
+}
+
+func (p *Policy) loseOwn(c *client, n int64, host bool) {
+	switch {
+	case !c.started:
+		c.lost.BeforeStart += n
+	case host:
+		c.lost.Host += n
+	default:
+		c.lost.Overrun += n
+	}
+}
+
+// periods is the number of activation instants k·P of a client of period
+// per before virtual time t.
+func periods(t, per int64) int64 { return ceilDiv(t, per) }
+
+func ceilDiv(a, b int64) int64 {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
 }
 
 // wakeUp makes client i runnable again; its robot's clocks catch up with the
@@ -522,13 +646,58 @@ func (p *Policy) measureDrift() {
 	p.rec.Drift(p.lastDrift)
 }
 
-// Ran reports that client c, dispatched by the last action, used cpu ns of
-// CPU and stopped for the reason why.
-func (p *Policy) Ran(c int, cpu int64, why Stop) {
+// Split decides what of slice s of client c, dispatched by the last
+// action, is charged and what is the host's, without changing anything:
+// the driver stamps what the client wrote in the slice with it before it
+// calls Ran.
+//
+// A slice whose timer fired more than LateCap late ran on past its end
+// only because the host held the vCPU (a robot's own timer would have
+// preempted it; the guest kernel charges the stolen time to the running
+// task): the CPU beyond its armed end + LateCap is not charged. CPU the
+// client used raised while the coordinator was away after its previous
+// slice (Away) is charged up to LateCap, the rest is the host's. Either
+// makes the robot's next misses the host's until an activation begins on
+// time again (Ran). (The timer's lateness itself is not taken off: under RT
+// throttling the timer is just as late but the client's clock stood still,
+// and what it shows was really used.)
+func (p *Policy) Split(c int, s Slice) Charge {
 	cl := &p.clients[c]
-	if cpu < 0 {
-		cpu = 0
+	cpu := max(s.CPU, 0)
+	away := min(max(s.Away, 0), cpu)
+	var ch Charge
+	if s.Timer && s.Late > p.conf.LateCap {
+		if ex := cpu - away - (cl.lastArm + p.conf.LateCap); ex > 0 {
+			cpu -= ex
+			ch.Host += ex
+		}
 	}
+	if ex := away - p.conf.LateCap; ex > 0 {
+		cpu -= ex
+		ch.Host += ex
+		ch.AwayHost = ex
+	}
+	ch.CPU = cpu
+	return ch
+}
+
+// hostStole reports whether slice s of client c lost CPU to the host: its
+// timer came over LateCap late while the client's clock ran past its armed
+// end, or it ran on while the coordinator was away beyond LateCap.
+func (p *Policy) hostStole(c int, s Slice, ch Charge) bool {
+	return ch.Host > 0 || (s.Timer && s.Late > p.conf.LateCap && s.CPU-s.Away > p.clients[c].lastArm)
+}
+
+// Ran reports slice s of client c, dispatched by the last action: the policy
+// charges what Split says and acts on why it stopped. It returns the charge.
+func (p *Policy) Ran(c int, s Slice) Charge {
+	cl := &p.clients[c]
+	ch := p.Split(c, s)
+	if p.hostStole(c, s, ch) {
+		p.robots[cl.conf.Robot].hostHit = true
+	}
+	cl.hostNs += ch.Host
+	cpu, why := ch.CPU, s.Stop
 	p.account(c, cpu)
 	if why == Preempted && cpu == 0 {
 		cl.starved = min(cl.starved+1, 16)
@@ -546,18 +715,34 @@ func (p *Policy) Ran(c int, cpu int64, why Stop) {
 			cl.eps = over
 		}
 	}
+	if p.conf.Mode == Lockstep && why == Preempted && p.yieldsInLockstep(c) {
+		// A best-effort client computes in the callback model's spare
+		// time: at most a quantum per world step, uncharged; the world
+		// does not wait for it to finish (it would wait for a whole plan
+		// per step).
+		cl.yielded = true
+	}
 	if why == Blocked && cl.st == stRunnable {
 		if cl.conf.API == ROS && p.conf.Mode != Free && p.rosBlocked(c) {
-			return
+			return ch
 		}
 		cl.blocks++
 		p.block(c, stBlocked)
 		p.nblocked++
 		p.probed = false
-		if p.conf.Mode == Lockstep && cl.conf.Class == BestEffort {
+		if p.conf.Mode == Lockstep && p.yieldsInLockstep(c) {
 			cl.yielded = true
 		}
 	}
+	return ch
+}
+
+// yieldsInLockstep reports whether client c gives the world its turn when it
+// blocks or uses a quantum in lockstep: a best-effort client, or one that
+// stopped listening to its clock.
+func (p *Policy) yieldsInLockstep(c int) bool {
+	cl := &p.clients[c]
+	return cl.conf.Class == BestEffort || cl.clockLost
 }
 
 // rosBlocked infers what ROS client c, which just blocked, waits for: the
@@ -594,6 +779,9 @@ func (p *Policy) account(c int, cpu int64) {
 		if o.active && !o.missed && rb.r > o.due+o.conf.Period {
 			o.missed = true
 			o.misses++
+			if rb.hostHit {
+				o.hostMisses++
+			}
 			p.rec.Miss(i, o.due)
 		}
 	}
@@ -822,6 +1010,10 @@ func (p *Policy) Exited(c int, code int) {
 		p.nblocked--
 	}
 	rb := &p.robots[cl.conf.Robot]
+	cl.exitAt = p.Progress(c)
+	if !cl.gone {
+		cl.gone, cl.goneAt = true, cl.exitAt
+	}
 	cl.p, cl.rp = rb.r, rb.rr
 	cl.st = stExited
 	cl.exitCode = code
@@ -843,6 +1035,27 @@ func (p *Policy) Exited(c int, code int) {
 		}
 	}
 	p.finish(EndAllExited, c)
+}
+
+// ClockLost reports that the clock of periodic client c did not reach it at
+// an activation the last Release began: the node stopped listening to its
+// clock (it is shutting down, or unsubscribed). That activation did not
+// happen; the client is no longer periodic: its periods from now on are lost
+// (after exit), it runs only when nothing else of its robot can, and in
+// lockstep the world does not wait for it.
+func (p *Policy) ClockLost(c int) {
+	cl := &p.clients[c]
+	if cl.clockLost || cl.conf.Class != Periodic {
+		return
+	}
+	cl.clockLost = true
+	if cl.begin {
+		// The activation it was released for never begins.
+		cl.begin, cl.active = false, false
+	}
+	if !cl.gone {
+		cl.gone, cl.goneAt = true, p.Progress(c)
+	}
 }
 
 // Usage reports, in free mode, that client c used cpu ns of CPU since the

@@ -117,7 +117,7 @@ const conf0Quantum = ms
 
 func TestLockstepDriftGrows(t *testing.T) {
 	var d [2]int64
-	for i, dur := range []int64{20 * ms, 40 * ms} {
+	for i, dur := range []int64{20 * ms, 80 * ms} {
 		conf, procs := twoRobots(Lockstep, dur)
 		m := newFake(t, conf, procs, 3, 0)
 		if end := m.run(10000000); end.End != EndCompleted {
@@ -125,17 +125,23 @@ func TestLockstepDriftGrows(t *testing.T) {
 		}
 		d[i] = m.maxDrift
 		pl := m.p.Stats(1)
-		// The planner returns (publishes) once per 20 ms of CPU and the world
-		// waits for it every step: about 20 ms of CPU per 1 ms step.
-		if pl.CPU < 19*dur {
-			t.Errorf("planner CPU %d in %d of virtual time", pl.CPU, dur)
+		// The planner, best-effort, computes in the spare time of each
+		// step: one quantum (1 ms) per 1 ms step, uncharged; the world
+		// does not wait for its 20 ms plan (that livelocked: a plan per
+		// step).
+		if pl.CPU < dur*9/10 || pl.CPU > dur*11/10 {
+			t.Errorf("planner CPU %d in %d of virtual time, want about one quantum per step", pl.CPU, dur)
 		}
 		if pd := m.p.Stats(0); pd.Misses != 0 {
 			t.Errorf("lockstep controller missed %d deadlines (computation costs nothing)", pd.Misses)
 		}
+		t.Logf("lockstep %d ms: Δmax %d µs, planner CPU %d µs, steps %d", dur/ms, d[i]/us, pl.CPU/us, m.p.Steps())
 	}
-	if d[0] < 15*20*ms || d[1] < 2*d[0]-ms {
-		t.Fatalf("lockstep Δ should grow with the planner's CPU: %v", d)
+	// Robot 0 burns more real CPU (planner about 1 ms, controller 0.1 ms)
+	// than the world's 1 ms per step: its real clock gains on the world
+	// without bound, where consistent mode keeps Δ ≤ q.
+	if d[1] <= 2*conf0Quantum || d[1]-d[0] < 60*ms/40 {
+		t.Fatalf("lockstep Δ should grow with the CPU burned (≥ 25 µs per ms): %v", d)
 	}
 }
 
@@ -281,14 +287,14 @@ func TestDecisionsDoNotAllocate(t *testing.T) {
 	for i := 0; i < 1000; i++ { // warm up: let every buffer reach its size
 		a := p.Next(0)
 		if a.Kind == KindDispatch {
-			p.Ran(a.Client, a.Budget, Preempted)
+			p.Ran(a.Client, Slice{CPU: a.Budget, Stop: Preempted, Timer: true})
 		}
 	}
 	allocs := testing.AllocsPerRun(1000, func() {
 		a := p.Next(0)
 		switch a.Kind {
 		case KindDispatch:
-			p.Ran(a.Client, a.Budget, Preempted)
+			p.Ran(a.Client, Slice{CPU: a.Budget, Stop: Preempted, Timer: true})
 		case KindProbe:
 			p.Probed()
 		}
@@ -323,7 +329,7 @@ func TestCompensationIgnoresAnomalies(t *testing.T) {
 		a = next()
 		switch {
 		case a.Client == 0 || a.Client == 2:
-			p.Ran(a.Client, 5*us, Request)
+			p.Ran(a.Client, Slice{CPU: 5 * us, Stop: Request})
 			p.Idle(a.Client, (p.Progress(a.Client)/ms+1)*ms)
 		default:
 			got := a.Arm
@@ -335,7 +341,7 @@ func TestCompensationIgnoresAnomalies(t *testing.T) {
 			if i%3 == 0 {
 				used = a.Arm / 10
 			}
-			p.Ran(a.Client, used, Preempted)
+			p.Ran(a.Client, Slice{CPU: used, Stop: Preempted, Timer: true})
 		}
 	}
 }
@@ -486,7 +492,7 @@ func TestProgressAtIsProgressAfterRan(t *testing.T) {
 			if x > 0 && want <= before {
 				t.Fatalf("slice %d: ProgressAt(%d) = %d, not past %d", slices, x, want, before)
 			}
-			p.Ran(0, x, Preempted)
+			p.Ran(0, Slice{CPU: x, Stop: Preempted, Timer: true})
 			if got := p.Progress(0); got != want {
 				t.Fatalf("slice %d: ProgressAt(%d) = %d before Ran, Progress %d after", slices, x, want, got)
 			}
@@ -496,6 +502,33 @@ func TestProgressAtIsProgressAfterRan(t *testing.T) {
 			slices++
 		case KindFinish:
 			t.Fatalf("ended after %d slices", slices)
+		}
+	}
+}
+
+// What a client used while the coordinator was away (Slice.Away) is charged
+// up to LateCap; beyond, it is the host's, taken off the slice's front.
+func TestSplitCapsWhatRanWhileAway(t *testing.T) {
+	p, err := New(pendulumConf(10*ms), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Next(0) // dispatch the controller: lastArm 1 ms
+	for _, c := range []struct {
+		name string
+		in   Slice
+		want Charge
+	}{
+		{"within the cap", Slice{CPU: 5*ms + DefaultLateCap, Away: DefaultLateCap, Stop: Blocked}, Charge{CPU: 5*ms + DefaultLateCap}},
+		{"none", Slice{CPU: 4 * ms, Stop: Blocked}, Charge{CPU: 4 * ms}},
+		{"82 ms away", Slice{CPU: 87 * ms, Away: 82 * ms, Stop: Blocked},
+			Charge{CPU: 5*ms + DefaultLateCap, Host: 82*ms - DefaultLateCap, AwayHost: 82*ms - DefaultLateCap}},
+		{"timer 1 ms late, clock past the slice", Slice{CPU: 2 * ms, Timer: true, Late: ms, Stop: Preempted},
+			Charge{CPU: ms + DefaultLateCap, Host: ms - DefaultLateCap}},
+		{"timer late, clock stood still (RT throttling)", Slice{CPU: ms, Timer: true, Late: 50 * ms, Stop: Preempted}, Charge{CPU: ms}},
+	} {
+		if got := p.Split(0, c.in); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
 }

@@ -136,7 +136,17 @@ type Conf struct {
 	// ContinueOnExit keeps the run going when a client exits; by default the
 	// run finishes.
 	ContinueOnExit bool
+	// LateCap is how late a slice may end, or how long a client may run on
+	// while the coordinator is away, before the excess counts as the host's
+	// (a hypervisor holding the vCPU): it is then not charged, and the
+	// robot's next misses are the host's until an activation begins on time
+	// again. 0 means DefaultLateCap.
+	LateCap int64
 }
+
+// DefaultLateCap is Conf.LateCap's default: the timer's own lateness on a
+// loaded VM stays well below it, a host stealing the vCPU goes far beyond.
+const DefaultLateCap = 200_000
 
 // ErrConf is wrapped by every error New returns for a bad Conf.
 var ErrConf = errors.New("invalid coordinator configuration")
@@ -336,6 +346,57 @@ const (
 	Interrupted
 )
 
+// Slice is what the driver observed of one dispatch: the client's CPU from
+// its process CPU clock, why it stopped, and how the coordinator got the
+// CPU back. The policy decides from it what is charged (Policy.Ran).
+type Slice struct {
+	// CPU is the CPU ns the client used in the dispatch, Away included.
+	CPU int64
+	// Stop is why the dispatch ended.
+	Stop Stop
+	// Timer is set when the preemption timer fired (whatever Stop says: a
+	// client may block just as the timer fires).
+	Timer bool
+	// Late is, when Timer is set, how much later than the armed instant the
+	// coordinator took the CPU back.
+	Late int64
+	// Away is the part of CPU the client used before the dispatch began,
+	// raised, while the coordinator was away after ending its previous slice.
+	Away int64
+}
+
+// Charge is what Ran made of a Slice.
+type Charge struct {
+	// CPU is the CPU ns charged to the client.
+	CPU int64
+	// Host is the CPU ns left uncharged as the host's (see Conf.LateCap).
+	Host int64
+	// AwayHost is the part of Host taken off the front of the slice (what
+	// ran while the coordinator was away beyond LateCap): what the client
+	// did in it is stamped at the charged part's start.
+	AwayHost int64
+}
+
+// Lost counts the periods of a periodic client in which no activation
+// began, by cause. Activations + Lost.Total() = Periods, exactly.
+type Lost struct {
+	// BeforeStart: periods before its first activation (its start-up: a
+	// ROS node's activation 0 runs before virtual time begins).
+	BeforeStart int64
+	// AfterExit: periods after it exited, or after it stopped listening to
+	// its clock (shut down).
+	AfterExit int64
+	// Overrun: periods that passed while it was still inside an earlier
+	// activation or chose to wake later: its own doing.
+	Overrun int64
+	// Host: periods that passed while its robot lost CPU to the host (see
+	// Conf.LateCap).
+	Host int64
+}
+
+// Total is the number of lost periods.
+func (l Lost) Total() int64 { return l.BeforeStart + l.AfterExit + l.Overrun + l.Host }
+
 // Recorder receives the statistics the policy produces as it decides. Its
 // methods must not block; the driver's implementation must not allocate.
 type Recorder interface {
@@ -359,5 +420,16 @@ type ClientStats struct {
 	Deliveries  int64 // ROS: messages delivered to it (Delivered)
 	Exited      bool
 	ExitCode    int
+	ExitedAt    int64 // virtual ns of its exit (its progress then), when Exited
 	State       string
+
+	// Periodic clients: the periods of the run so far (activation instants
+	// k·P before the world's time), those lost and why, and activations
+	// beyond one per period (a client that woke twice in one period).
+	Periods    int64
+	Lost       Lost
+	Extra      int64
+	HostMisses int64 // of Misses: while its robot had lost CPU to the host
+	HostNs     int64 // CPU ns it used that were the host's, not charged
+	ClockLost  bool  // it stopped listening to its clock (ClockLost)
 }

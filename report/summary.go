@@ -139,6 +139,21 @@ type RobotSummary struct {
 }
 
 // ClientSummary is one client's line in summary.json.
+// PeriodsLost counts a periodic client's periods in which no activation
+// began, by cause.
+type PeriodsLost struct {
+	// BeforeStart: before its first activation (its start-up).
+	BeforeStart int64 `json:"before_start"`
+	// AfterExit: after it exited or stopped listening to its clock.
+	AfterExit int64 `json:"after_exit"`
+	// Overrun: while it was still in an earlier activation (its own doing).
+	Overrun int64 `json:"overrun"`
+	// Host: while its robot had lost CPU to the host.
+	Host int64 `json:"host"`
+	// Total is the sum of the above.
+	Total int64 `json:"total"`
+}
+
 type ClientSummary struct {
 	Name string `json:"name"`
 	// Robot is the name of the client's robot.
@@ -161,6 +176,22 @@ type ClientSummary struct {
 	// to the running client). Reported apart so a host hiccup is not read
 	// as the client's fault; still counted in DeadlineMisses.
 	DeadlineMissesHost int64 `json:"deadline_misses_host,omitempty"`
+	// Periods counts the activation instants k·P of the run (periodic
+	// clients); each began an activation or is in PeriodsLost, so
+	// Activations + PeriodsLost.Total = Periods (+ ActivationsExtra, the
+	// activations beyond one per period of a client that woke twice).
+	Periods          int64        `json:"periods,omitempty"`
+	PeriodsLost      *PeriodsLost `json:"periods_lost,omitempty"`
+	ActivationsExtra int64        `json:"activations_extra,omitempty"`
+	// CPUBeforeS is the CPU the client used before virtual time began for
+	// it (its start-up before its first dispatch, or before a ROS run's
+	// start-up ended): reported, not charged.
+	CPUBeforeS float64 `json:"cpu_before_s"`
+	// ExitedAtS is the virtual time of its exit (its progress then).
+	ExitedAtS *float64 `json:"exited_at_s,omitempty"`
+	// HostS is CPU it used that was the host's (a slice the host made end
+	// far too late): reported, not charged.
+	HostS float64 `json:"host_s,omitempty"`
 	// PeriodError, PeriodJitterP99 and ActivationLateMaxS: see PeriodStats.
 	PeriodError        float64 `json:"period_error"`
 	PeriodJitterP99    float64 `json:"period_jitter_p99"`

@@ -47,13 +47,16 @@ func sample() *Summary {
 			{Name: "alpha_planner", Robot: "alpha", Class: "best-effort", CPUS: 7.45, ProgressS: 10.0001,
 				ExitCode: nil, Log: "out/logs/alpha_planner.log"},
 			{Name: "beta_pd", Robot: "beta", Class: "periodic", PeriodS: 0.002, CPUS: 0.5, ProgressS: 10,
-				Activations: 5000, DeadlineMisses: 3, PeriodError: 0.02, PeriodJitterP99: 0.5,
+				Activations: 4990, DeadlineMisses: 3, PeriodError: 0.02, PeriodJitterP99: 0.5, Periods: 5000,
+				PeriodsLost: &PeriodsLost{BeforeStart: 1, AfterExit: 7, Overrun: 2, Total: 10}, ExitedAtS: &exitedAt,
 				ActivationLateMaxS: 0.0015, ExitCode: ExitCode(3), Log: "out/logs/beta_pd.log"},
 		},
 	}
 	s.Overhead.SetFraction()
 	return s
 }
+
+var exitedAt = 9.986
 
 // The field names DESIGN §6 promises scripts and benchmarks.
 var designFields = []string{"mode", "quantum_s", "virtual_s", "wall_s", "rtf", "drift_max_s", "drift_p99_s",

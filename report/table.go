@@ -27,7 +27,7 @@ func Table(w io.Writer, s *Summary) error {
 		Span(s.LeakS), s.Dispatches)
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLIENT\tROBOT\tCLASS\tPERIOD\tCPU\tPROGRESS\tACTIVATIONS\tMISSES\tPERIOD ERR\tJITTER P99\tLATE MAX\tEXIT\tLOG")
+	fmt.Fprintln(tw, "CLIENT\tROBOT\tCLASS\tPERIOD\tCPU\tPROGRESS\tACTIVATIONS\tMISSES\tLOST\tPERIOD ERR\tJITTER P99\tLATE MAX\tEXIT\tLOG")
 	var cpu float64
 	var acts, misses int64
 	for i := range s.Clients {
@@ -35,10 +35,14 @@ func Table(w io.Writer, s *Summary) error {
 		cpu += c.CPUS
 		acts += c.Activations
 		misses += c.DeadlineMisses
-		period, act, miss, perr, jit, late := "-", "-", "-", "-", "-", "-"
+		period, act, miss, lost, perr, jit, late := "-", "-", "-", "-", "-", "-", "-"
 		if c.PeriodS > 0 {
 			period = Span(c.PeriodS)
 			act = strconv.FormatInt(c.Activations, 10)
+			if c.Periods > 0 {
+				act += " of " + strconv.FormatInt(c.Periods, 10)
+			}
+			lost = lostCauses(c.PeriodsLost)
 			miss = strconv.FormatInt(c.DeadlineMisses, 10)
 			if c.DeadlineMissesHost > 0 {
 				miss += " (" + strconv.FormatInt(c.DeadlineMissesHost, 10) + " host)"
@@ -50,11 +54,14 @@ func Table(w io.Writer, s *Summary) error {
 		exit := "-"
 		if c.ExitCode != nil {
 			exit = strconv.Itoa(*c.ExitCode)
+			if c.ExitedAtS != nil {
+				exit += " at " + secs(*c.ExitedAtS)
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			c.Name, dash(c.Robot), dash(c.Class), period, secs(c.CPUS), secs(c.ProgressS), act, miss, perr, jit, late, exit, dash(c.Log))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			c.Name, dash(c.Robot), dash(c.Class), period, secs(c.CPUS), secs(c.ProgressS), act, miss, lost, perr, jit, late, exit, dash(c.Log))
 	}
-	fmt.Fprintf(tw, "total\t\t\t\t%s\t\t%d\t%d\t\t\t\t\t\n", secs(cpu), acts, misses)
+	fmt.Fprintf(tw, "total\t\t\t\t%s\t\t%d\t%d\t\t\t\t\t\t\n", secs(cpu), acts, misses)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -225,4 +232,22 @@ func runeCount(b []byte) int {
 		}
 	}
 	return n
+}
+
+// lostCauses is a client's lost periods for the table: "0", or each cause
+// that lost any ("31 start, 2 exit").
+func lostCauses(l *PeriodsLost) string {
+	if l == nil || l.Total == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    int64
+		name string
+	}{{l.BeforeStart, "start"}, {l.AfterExit, "exit"}, {l.Overrun, "overrun"}, {l.Host, "host"}} {
+		if p.n > 0 {
+			parts = append(parts, strconv.FormatInt(p.n, 10)+" "+p.name)
+		}
+	}
+	return strings.Join(parts, ", ")
 }

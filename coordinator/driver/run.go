@@ -112,7 +112,7 @@ type runClient struct {
 	base      int64 // process CPU clock before its first dispatch
 	based     bool
 	ran       int64 // CPU measured across dispatches
-	uncharged int64 // CPU beyond a slice taken back over lateCap late
+	uncharged int64 // CPU the policy left to the host (Policy.Split)
 	away      int64 // CPU used raised while the dispatch goroutine was preempted (charged)
 	last      int64 // free mode: CPU at the last usage report
 	final     int64 // process CPU clock at exit or at the end
@@ -140,13 +140,8 @@ type runClient struct {
 	held      bool  // ROS: a block in this activation was held over (holdOver)
 	holds     int64 // ROS: dispatches held over a short wall-clock sleep
 	holdWall  int64 // ROS: wall ns the world waited for those sleeps
-	noClock   int64 // ROS: activations whose clock did not reach the node
+	noClock   int64 // ROS: releases whose clock did not reach the node
 	diagName  string
-	// hostHit: since its last activation that began on time, a dispatch
-	// on its robot was cut short over lateCap late (the host held the
-	// vCPU); a miss then is counted in hostMisses too.
-	hostHit    bool
-	hostMisses int64
 }
 
 // runner is the state of one run; its loop runs on the locked dispatch
@@ -249,18 +244,12 @@ func (rec recorder) Activation(c int, begin, due int64) {
 	if p := rc.period.Period(); p > 0 {
 		rc.period.Activation(due/p, begin)
 	}
-	if begin-due <= rc.conf.Period.Nanoseconds()/2 {
-		rc.hostHit = false
-	}
 	rec.r.recEvent(c, record.EventActivation, due, begin) // recording
 	rec.r.traceActivation(c, begin, due)                  // trace (trace.go)
 }
 
 func (rec recorder) Miss(c int, due int64) {
 	rec.r.missesAll++
-	if rc := rec.r.clients[c]; rc.hostHit {
-		rc.hostMisses++
-	}
 	rec.r.recEvent(c, record.EventMiss, due, 0) // recording
 }
 func (rec recorder) Drift(d int64) { rec.r.drift.Add(d); rec.r.recDrift(d) }
@@ -633,15 +622,6 @@ func (r *runner) logThreads(c *runClient) {
 // is already in its sockets and reports whether Drain may find something.
 type settler interface{ Settle() bool }
 
-// lateCap is how late the coordinator may take the CPU back from a client
-// before the lateness counts as the host's doing: the timer's lateness is
-// tens of µs here (p99 < 100 µs), but a busy host delays the timer's
-// interrupt by up to tens of milliseconds now and then. While the host
-// holds the vCPU the guest charges that time to whichever task was
-// current (measured: a busy thread's CPU clock advances across such gaps),
-// so a client dispatched then looks as if it had used it.
-const lateCap = 200_000
-
 // threadCPUClock is CLOCK_THREAD_CPUTIME_ID.
 const threadCPUClock = 3
 
@@ -840,37 +820,13 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 		r.overEv[r.nover] = ev
 		r.nover++
 	}
-	if w.Timer && w.Late > lateCap {
-		// The host delayed the slice's end (it held the vCPU: the
-		// simulation CPU's, delaying the timer's interrupt, or the other
-		// CPU's, delaying the waker that ends a parked slice): the
-		// client's clock ran on past its slice, which a robot's own timer
-		// would never have allowed, and it counts the host's time as the
-		// client's. The CPU past the slice is reported, not charged. (The
-		// lateness itself is not taken off: when RT throttling stops the
-		// simulation CPU the timer is just as late, but the client's clock
-		// stood still and what it shows was really used — tried, it took
-		// 5 % of a roscpp node's real CPU off.)
-		if w.CPU-w.Extra > a.Arm {
-			// The client's clock ran on past its slice while the timer
-			// was late: the host held the vCPU (under RT throttling the
-			// clock stands still), and what it held is on the client's
-			// clock, past the slice and before it. A miss on this robot
-			// until an activation begins on time again is counted as the
-			// host's. (Measured: a rospy node at 1 kHz, 430 ms stolen in
-			// 3 s of wall, its clock 180 µs past a slice whose timer came
-			// 249 µs late, and that activation missed.)
-			r.hostHits(c.robot)
-		}
-		if ex := w.CPU - w.Extra - (a.Arm + lateCap); ex > 0 {
-			// Beyond lateCap past the slice, it is not charged.
-			w.CPU -= ex
-			r.uncharge(c, ex, w0)
-		}
-	}
-	if ex := hostExcess(&w); ex > 0 {
-		r.uncharge(c, ex, w0)
-		r.hostHits(c.robot)
+	// What of the slice is charged and what is the host's is the policy's
+	// decision (Policy.Split); the uncharged part is reported.
+	sl := coordinator.Slice{CPU: w.CPU, Timer: w.Timer, Late: w.Late, Away: w.Extra}
+	ch := r.pol.Split(a.Client, sl)
+	if ch.Host > 0 {
+		r.uncharge(c, ch.Host, w0)
+		w.CPU, w.Extra, w.From = ch.CPU, w.Extra-ch.AwayHost, w.From+ch.AwayHost
 	}
 	if c.posts {
 		// Before Ran: each post is stamped with the progress at its
@@ -910,7 +866,8 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 	case w.Timer:
 		why = coordinator.Preempted
 	}
-	r.pol.Ran(a.Client, w.CPU, why)
+	sl.Stop = why
+	r.pol.Ran(a.Client, sl)
 	r.traceSlice(a, w.CPU, why) // trace (trace.go)
 	r.pubDispatches.Store(r.pol.Dispatches())
 	if req {
@@ -926,26 +883,6 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 	}
 }
 
-// hostExcess takes off w, and returns, the CPU its client used while the
-// coordinator was away (Wake.Extra: it ran on, raised, after the wake that
-// ended its last slice; mostly the waker's hand-back, 50-200 µs) beyond
-// lateCap. The coordinator could not take the CPU back then (measured: 82
-// ms once in 100 s, the host holding the other CPU, where the waker was);
-// a robot's own scheduler would have preempted the client, so that CPU is
-// the host's, as a late timer's is, and the robot's next misses too.
-// (Charged, it pushed the controller above it 77 ms late: 7 misses.) The
-// posts of that time are stamped at the charged part's start.
-func hostExcess(w *Wake) int64 {
-	ex := w.Extra - lateCap
-	if ex <= 0 {
-		return 0
-	}
-	w.Extra -= ex
-	w.CPU -= ex
-	w.From += ex
-	return ex
-}
-
 // uncharge leaves ex ns that client c used in the dispatch begun at w0
 // uncharged: the host's (host_overrun_s).
 func (r *runner) uncharge(c *runClient, ex, w0 int64) {
@@ -954,16 +891,6 @@ func (r *runner) uncharge(c *runClient, ex, w0 int64) {
 	if r.noverrun < len(r.overrunEv) {
 		r.overrunEv[r.noverrun] = [2]int64{w0 - r.wallStart, ex}
 		r.noverrun++
-	}
-}
-
-// hostHits counts the next misses of robot b's clients as the host's,
-// until an activation begins on time again.
-func (r *runner) hostHits(b int) {
-	for _, o := range r.clients {
-		if o.robot == b {
-			o.hostHit = true
-		}
 	}
 }
 
@@ -1090,7 +1017,14 @@ func (r *runner) release(a coordinator.Action) {
 	if c.ros {
 		c.published, c.held = false, false
 		if !r.bridge.ClientClock(a.Client, a.Now) {
+			// The node no longer listens to its clock: it is shutting
+			// down (or unsubscribed). It is no longer periodic.
 			c.noClock++
+			if c.noClock == 1 {
+				r.log.Warn().Str("client", c.conf.Name).Float64("virtual_s", float64(a.Now)/1e9).
+					Msg("the node stopped listening to its clock: no longer scheduled as periodic (shutting down?)")
+			}
+			r.pol.ClockLost(a.Client)
 		}
 		return
 	}
@@ -1411,8 +1345,15 @@ func (r *runner) exited(p *Proc) {
 		if c.ep != nil {
 			_ = r.mech.RemoveFd(c.ep.RequestFd())
 		}
-		r.log.Warn().Str("client", c.conf.Name).Int("code", code).Str("log", p.LogPath).Msg("client exited")
 		r.pol.Exited(i, code)
+		st := r.pol.Stats(i)
+		r.log.Warn().Str("client", c.conf.Name).Int("code", code).Float64("virtual_s", float64(st.ExitedAt)/1e9).
+			Int64("activations", st.Activations).Str("log", p.LogPath).Msg("client exited")
+		if r.rc.Status != nil {
+			// Said at once on the terminal, not only in the closing table.
+			fmt.Fprintf(r.rc.Status, "\ntcs: client %q exited with code %d at virtual %.3f s (log %s)\n",
+				c.conf.Name, code, float64(st.ExitedAt)/1e9, p.LogPath)
+		}
 	}
 }
 
@@ -1510,13 +1451,23 @@ func (r *runner) summary() *report.Summary {
 		}
 		c.period.Fill(&cs)
 		cs.Activations, cs.DeadlineMisses = st.Activations, st.Misses
-		cs.DeadlineMissesHost = c.hostMisses
+		cs.DeadlineMissesHost = st.HostMisses
+		if c.conf.Class == config.ClassPeriodic {
+			cs.Periods, cs.ActivationsExtra = st.Periods, st.Extra
+			cs.PeriodsLost = &report.PeriodsLost{BeforeStart: st.Lost.BeforeStart, AfterExit: st.Lost.AfterExit,
+				Overrun: st.Lost.Overrun, Host: st.Lost.Host, Total: st.Lost.Total()}
+		}
+		if c.based {
+			cs.CPUBeforeS = report.Seconds(c.base)
+		}
+		if st.Exited {
+			at := report.Seconds(st.ExitedAt)
+			cs.ExitedAtS = &at
+		}
+		cs.HostS = report.Seconds(st.HostNs)
 		cs.Holds, cs.HoldWallS, cs.Deliveries = c.holds, report.Seconds(c.holdWall), st.Deliveries
 		s.WallCostPollingS += cs.HoldWallS
 		cs.RelayIn, cs.RelayLost = c.relayIn, c.relayLost
-		if c.noClock > 0 {
-			r.log.Warn().Str("client", c.conf.Name).Int64("activations", c.noClock).Msg("activations whose clock did not reach the node (not subscribed to its private clock)")
-		}
 		s.Clients = append(s.Clients, cs)
 		clientsNs += c.ran
 		activations += st.Activations
