@@ -1041,7 +1041,8 @@ func (p *Policy) Exited(c int, code int) {
 // an activation the last Release began: the node stopped listening to its
 // clock (it is shutting down, or unsubscribed). That activation did not
 // happen; the client is no longer periodic: its periods from now on are lost
-// (after exit), it runs only when nothing else of its robot can, and in
+// (after exit). Unless ContinueOnExit, the run finishes as for an exit;
+// otherwise the client runs only when nothing else of its robot can, and in
 // lockstep the world does not wait for it.
 func (p *Policy) ClockLost(c int) {
 	cl := &p.clients[c]
@@ -1049,12 +1050,19 @@ func (p *Policy) ClockLost(c int) {
 		return
 	}
 	cl.clockLost = true
-	if cl.begin {
-		// The activation it was released for never begins.
-		cl.begin, cl.active = false, false
-	}
 	if !cl.gone {
 		cl.gone, cl.goneAt = true, p.Progress(c)
+	}
+	if cl.begin {
+		// The activation it was released for never begins: its period
+		// is the first one lost.
+		cl.begin, cl.active = false, false
+		cl.goneAt = min(cl.goneAt, cl.due)
+	}
+	if !p.finished && !p.conf.ContinueOnExit {
+		// Its life as a ROS node ended here: on_exit applies now; its
+		// shutdown is not the run's (the driver lets it finish ungated).
+		p.finish(EndExited, c)
 	}
 }
 

@@ -148,6 +148,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		if err != nil {
 			return nil, err
 		}
+		p.checkPeer = true
 		p.Write(msgs.AppendClock(nil, msgs.Epoch))
 		g.private = append(g.private, p)
 	}

@@ -18,6 +18,11 @@ type Publisher struct {
 	topic string
 	typ   msgs.Type
 	latch bool
+	// checkPeer: before each send, drop a subscriber whose end is already
+	// closed (a node shutting down closes its subscriptions; on loopback
+	// the send would still succeed into its dying socket). For the gated
+	// clocks, where a delivery must mean the node can still read it.
+	checkPeer bool
 
 	mu    sync.Mutex // held while writing and while a connection closes
 	conns []*outConn
@@ -92,6 +97,10 @@ func (p *Publisher) WriteTo(callerid string, frame []byte) bool {
 // send writes frame to c; on failure c is dropped (closed, removed from the
 // list: the caller's index then points at the next one).
 func (p *Publisher) send(c *outConn, frame []byte) bool {
+	if p.checkPeer && linux.PeerClosed(c.fd) {
+		p.dropLocked(c, "connection closed by the subscriber")
+		return false
+	}
 	_, err := linux.SendAll(c.fd, frame)
 	if err == nil {
 		c.sent++

@@ -141,6 +141,7 @@ type runClient struct {
 	holds     int64 // ROS: dispatches held over a short wall-clock sleep
 	holdWall  int64 // ROS: wall ns the world waited for those sleeps
 	noClock   int64 // ROS: releases whose clock did not reach the node
+	shutdown  bool  // let finish its shutdown ungated after the run (finishShutdowns)
 	diagName  string
 }
 
@@ -506,10 +507,11 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.wallEnd = r.clk.Monotonic()
 	r.coordNs = r.coordinatorNs()
 	r.detNs = mech.DetectorCPU() - r.loopDet0
+	r.finishShutdowns()
 
 	// Final CPU of every live client, before the mechanism ends them.
-	for _, c := range r.clients {
-		if c.exit == nil && c.proc != nil {
+	for i, c := range r.clients {
+		if c.exit == nil && c.proc != nil && !r.pol.Stats(i).ClockLost {
 			c.final = c.proc.CPU()
 			c.unsettled = mech.Unsettled(c.proc)
 			if c.leak(c.final, c.unsettled) > 0 {
@@ -558,6 +560,53 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		loopErr = werr
 	}
 	return sum, loopErr
+}
+
+// shutdownGrace is how long a node that was shutting down when the run
+// ended (it stopped listening to its clock) may take, ungated, to exit by
+// itself, so that its own exit code is reported: rospy takes about 0.7 s
+// of wall time here (it joins its threads with wall-clock timeouts).
+const shutdownGrace = 3 * time.Second
+
+// finishShutdowns lets every node that stopped listening to its clock and
+// has not exited yet finish its shutdown outside virtual time (ungated, at
+// the normal scheduler's level) for up to shutdownGrace, and reports the
+// exits it sees. The others are ended with the run (Mechanism.Close).
+func (r *runner) finishShutdowns() {
+	var waiting int
+	for i, c := range r.clients {
+		if c.exit == nil && c.proc != nil && r.pol.Stats(i).ClockLost {
+			if waiting == 0 {
+				if err := r.mech.ParkDetector(true); err != nil {
+					r.log.Warn().Err(err).Msg("park the detector for the shutdowns")
+					return
+				}
+			}
+			c.final, c.shutdown = c.proc.CPU(), true
+			if err := r.mech.Release(c.proc); err != nil {
+				r.log.Warn().Err(err).Str("client", c.conf.Name).Msg("release a node that is shutting down")
+				continue
+			}
+			waiting++
+		}
+	}
+	deadline := r.clk.Monotonic() + shutdownGrace.Nanoseconds()
+	for waiting > 0 {
+		now := r.clk.Monotonic()
+		if now >= deadline {
+			r.log.Warn().Int("clients", waiting).Msg("nodes still shutting down after the grace: they are ended with the run")
+			return
+		}
+		w, err := r.mech.Poll(min(deadline-now, int64(50*time.Millisecond)))
+		if err != nil {
+			r.log.Warn().Err(err).Msg("wait for the shutdowns")
+			return
+		}
+		if w.Exited != nil {
+			r.exited(w.Exited)
+			waiting--
+		}
+	}
 }
 
 // coordinatorNs is the coordinator's cost since the loop began: the
@@ -1333,7 +1382,11 @@ func (r *runner) exited(p *Proc) {
 		if c.proc != p || c.exit != nil {
 			continue
 		}
-		c.final = p.CPU()
+		if !c.shutdown {
+			// (A node let finish its shutdown after the run used CPU
+			// outside virtual time: its final CPU was read before.)
+			c.final = p.CPU()
+		}
 		if r.scanner != nil {
 			_ = r.scanner.Forget(p.Pid)
 		}
