@@ -119,9 +119,10 @@ func TestROS1Controllers(t *testing.T) {
 			cmd := rosController(t, lang)
 			s := runCompleted(t, 5*time.Minute, rosScenario(t, cmd, period, "10s", ""))
 			c := client(t, s, "pd")
-			want := int64(10*time.Second/period) - 1 // activation 0 runs as the node starts
-			if c.Activations != want {
-				t.Errorf("activations = %d, want %d", c.Activations, want)
+			checkPeriods(t, c, int64(10*time.Second/period))
+			// Activation 0 runs as the node starts, before virtual time.
+			if c.PeriodsLost.BeforeStart != 1 {
+				t.Errorf("periods lost before start = %d, want 1 (activation 0)", c.PeriodsLost.BeforeStart)
 			}
 			if c.PeriodError > 0.005 {
 				t.Errorf("period_error = %g, want ≤ 0.005", c.PeriodError)
@@ -184,9 +185,7 @@ func TestDemo(t *testing.T) {
 	if c.PeriodError > 0.001 || c.DeadlineMisses != 0 {
 		t.Errorf("period_error %g (want ≤ 0.001), deadline_misses %d (want 0)", c.PeriodError, c.DeadlineMisses)
 	}
-	if c.Activations < 1990 {
-		t.Errorf("activations = %d, want 1999 (200 Hz for 10 s)", c.Activations)
-	}
+	checkPeriods(t, c, 2000)
 	checkBalanced(t, s, 0)
 }
 
@@ -359,4 +358,100 @@ func TestMaxRTF(t *testing.T) {
 		t.Errorf("pd: %d activations, %d misses", c.Activations, c.DeadlineMisses)
 	}
 	t.Logf("2 s virtual in %.3f s of wall (rtf %.3f)", s.WallS, s.RTF)
+}
+
+// A rospy controller at 100 Hz that exits with code 3 in its 50th
+// activation (on_exit: stop): the run reports 50 activations, the exit
+// code and its virtual time (≈ 0.5 s), ends at once, and tcs does not wait
+// for more than the node's own shutdown.
+func TestROS1NodeExit(t *testing.T) {
+	needRT(t)
+	cmd := append(rosController(t, "rospy"), "_exit_after:=50", "_exit_code:=3")
+	path := rosScenario(t, cmd, 10*time.Millisecond, "3s", "")
+	t0 := time.Now()
+	r := runTCS(t, 2*time.Minute, path)
+	took := time.Since(t0)
+	c := client(t, r.sum, "pd")
+	if c.ExitCode == nil || *c.ExitCode != 3 {
+		t.Fatalf("exit code %v, want 3 (ended %q)", c.ExitCode, r.sum.Ended)
+	}
+	if r.sum.Ended != report.EndClientExited("pd", 3) {
+		t.Errorf("ended %q, want %q", r.sum.Ended, report.EndClientExited("pd", 3))
+	}
+	if c.Activations != 50 {
+		t.Errorf("activations = %d, want 50", c.Activations)
+	}
+	if c.ExitedAtS == nil || *c.ExitedAtS < 0.5 || *c.ExitedAtS > 0.53 {
+		t.Errorf("exited at %v s of virtual time, want ≈ 0.5", c.ExitedAtS)
+	}
+	if l := c.PeriodsLost; l == nil || c.Activations+l.Total != c.Periods || l.Overrun != 0 {
+		t.Errorf("periods %d, activations %d, lost %+v: want every period activated or lost before start or after exit", c.Periods, c.Activations, l)
+	}
+	if r.code == 0 {
+		t.Errorf("tcs exited 0 although the run ended on a client's exit")
+	}
+	// The run itself (virtual time) ends at the node's clock loss; what is
+	// left is the node's shutdown (rospy: about 0.7 s of wall) and tcs's
+	// own start and stop.
+	t.Logf("tcs ran %.2f s of wall in all, the loop %.3f s", took.Seconds(), r.sum.WallS)
+	if r.sum.WallS > 1 {
+		t.Errorf("the run went on %.2f s of wall after start-up, want < 1 s", r.sum.WallS)
+	}
+}
+
+// The mixed ROS 1 stack in lockstep (a goroslib PD controller and a roscpp
+// ros::Timer node at 200 Hz, a rospy planner that computes 100 ms per
+// plan): virtual time reaches the end (lockstep once waited for a whole
+// plan per world step: 0.47 s of virtual time in 90 s of wall), both
+// controllers keep every period, and the drift grows with the CPU burned.
+func TestROS1LockstepMixedStack(t *testing.T) {
+	needRT(t)
+	timer := rosController(t, "roscpp")
+	planner, err := filepath.Abs("controllers/rospy/planner.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := func(args ...string) string {
+		var out []string
+		for _, a := range args {
+			out = append(out, fmt.Sprintf("%q", a))
+		}
+		return strings.Join(out, ", ")
+	}
+	path := pendulumScenario(t, "mixed", "3s", "mode: lockstep\nwall_limit: 60s\nros:\n  master: "+freeMasterURI(t)+"\n", fmt.Sprintf(`      - name: pd
+        cmd: [tcs, node, pd, _rate:=200]
+        api: ros
+        class: periodic
+        period: 5ms
+        priority: 30
+      - name: timer
+        cmd: [%s]
+        api: ros
+        class: periodic
+        period: 5ms
+        priority: 20
+      - name: planner
+        cmd: [%s]
+        api: ros
+        class: best-effort
+        priority: 0
+`, q(append(timer, "_rate:=200", "_timer:=true", "command:=/arm/timer_command")...), q("/usr/bin/python3", planner, "_cpu_ms:=100")))
+	s := runCompleted(t, 3*time.Minute, path)
+	if s.WallS > 30 {
+		t.Errorf("3 s of virtual time took %.1f s of wall, want < 30", s.WallS)
+	}
+	for _, name := range []string{"pd", "timer"} {
+		c := client(t, s, name)
+		checkPeriods(t, c, 600)
+		if c.DeadlineMisses != 0 {
+			t.Errorf("%s: %d deadline misses in lockstep (computation costs nothing)", name, c.DeadlineMisses)
+		}
+	}
+	if pl := client(t, s, "planner"); pl.CPUS < 1 {
+		t.Errorf("planner used %.2f s of CPU in 3 s of virtual time: it should get the steps' spare time", pl.CPUS)
+	}
+	if s.DriftMaxS < 10*s.QuantumS {
+		t.Errorf("lockstep drift max %.4f s: it should grow with the CPU burned, far past a quantum", s.DriftMaxS)
+	}
+	t.Logf("lockstep mixed stack: %.1f s of wall, rtf %.2f, drift max %.3f s", s.WallS, s.RTF, s.DriftMaxS)
 }

@@ -74,6 +74,19 @@ int Run(int argc, char** argv) {
   ROS_INFO("%g Hz on ROS time, target %g rad, %s -> %s", hz, target, sub.getTopic().c_str(),
            pub.getTopic().c_str());
 
+  // ~timer true: the ros::Timer pattern (a callback on ROS time, driven by
+  // ros::spin) instead of the ros::Rate loop.
+  bool use_timer = false;
+  pnh.param("timer", use_timer, false);
+  if (use_timer) {
+    ros::Timer timer = nh.createTimer(ros::Duration(1.0 / hz), [&](const ros::TimerEvent&) {
+      std_msgs::Float64 cmd;
+      cmd.data = latest.have ? Torque(latest.theta, latest.thetadot, target) : 0.0;
+      pub.publish(cmd);
+    });
+    ros::spin();
+    return 0;
+  }
   ros::Rate rate(hz);
   while (ros::ok()) {
     ros::spinOnce();

@@ -117,8 +117,18 @@ def main():
     rospy.loginfo("%g Hz on ROS time, target %g rad, %s -> %s",
                   hz, target, rospy.resolve_name("joint_states"), rospy.resolve_name("command"))
 
+    # ~exit_after N (0: never): exit with ~exit_code after N activations, as
+    # a node that fails mid-run would (the end-to-end tests check that tcs
+    # reports the exit at that virtual time).
+    exit_after = int(number_param("~exit_after", 0) or 0)
+    exit_code = int(number_param("~exit_code", 3) or 0)
+    activations = 0
     rate = rospy.Rate(hz)
     while not rospy.is_shutdown():
+        if exit_after > 0 and activations == exit_after:
+            rospy.loginfo("exiting with code %d after %d activations", exit_code, activations)
+            return exit_code
+        activations += 1
         js = latest[0]
         u = 0.0 if js is None else torque(js[0], js[1], goal[0])
         pub.publish(Float64(u))
