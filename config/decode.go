@@ -17,7 +17,7 @@ import (
 // "valid fields are" hint lists them.
 var (
 	scenarioFields = []string{"name", "mode", "duration", "quantum", "cpu", "base_priority", "actuation",
-		"compensation", "wall_limit", "max_rtf", "on_exit", "free", "ros", "dynamics", "robots"}
+		"compensation", "wall_limit", "stall_timeout", "max_rtf", "on_exit", "free", "ros", "dynamics", "robots"}
 	freeFields     = []string{"rtf"}
 	rosFields      = []string{"master", "startup_timeout", "diagnostics_period", "relay", "transport", "distro"}
 	relayFields    = []string{"topic", "from"}
@@ -474,6 +474,9 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 	}
 	if n := f["max_rtf"]; n != nil {
 		d.float(n, "max_rtf", &s.MaxRTF, "1.0 (0: no ceiling)")
+	}
+	if n := f["stall_timeout"]; n != nil {
+		d.duration(n, "stall_timeout", &s.StallTimeout, "10s")
 	}
 	if n := f["wall_limit"]; n != nil {
 		d.duration(n, "wall_limit", &s.WallLimit, "5m")

@@ -51,6 +51,11 @@ type Scenario struct {
 	// WallLimit stops the run after this much wall time; 0 (default) means
 	// 20 × Duration + 30 s (see EffectiveWallLimit).
 	WallLimit Duration `yaml:"wall_limit"`
+	// StallTimeout ends the run with a diagnosis when virtual time has not
+	// moved for this much wall time (a client that never blocks in
+	// lockstep, one that escaped the coordinator's priorities); 0 (default)
+	// means 10 s.
+	StallTimeout Duration `yaml:"stall_timeout"`
 	// MaxRTF caps the real-time factor of consistent and lockstep runs:
 	// at each world step the run waits (clients held) until wall time has
 	// caught up with virtual time / MaxRTF, so a recorder (rosbag) or a
@@ -256,6 +261,14 @@ func (es Errors) covers(field string) bool {
 		}
 	}
 	return false
+}
+
+// EffectiveStallTimeout is StallTimeout, or 10 s when it is 0.
+func (s *Scenario) EffectiveStallTimeout() Duration {
+	if s.StallTimeout > 0 {
+		return s.StallTimeout
+	}
+	return 10 * Second
 }
 
 // EffectiveWallLimit is WallLimit, or 20 × Duration + 30 s when WallLimit is

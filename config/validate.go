@@ -61,6 +61,9 @@ func (s *Scenario) validate() Errors {
 	if !validEnum(actuationNames, int(s.Actuation)) {
 		c.add("actuation", "%d is not an actuation; use one of %s", int(s.Actuation), validNames(actuationNames))
 	}
+	if s.StallTimeout < 0 {
+		c.add("stall_timeout", "%s is negative; write a wall time like 10s, or 0 for the default (10 s)", s.StallTimeout)
+	}
 	if s.WallLimit < 0 {
 		c.add("wall_limit", "%s is negative; write a wall time like 5m, or 0 for 20 × duration + 30 s", s.WallLimit)
 	}

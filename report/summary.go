@@ -15,7 +15,10 @@ const (
 	EndCompleted   = "completed"   // virtual time reached the scenario's duration
 	EndInterrupted = "interrupted" // SIGINT or SIGTERM
 	EndWallLimit   = "wall limit"  // the scenario's wall_limit passed
-	EndRunning     = ""            // not ended yet
+	// EndStalled begins Ended when the watchdog ended a run whose virtual
+	// time stood still for stall_timeout; its diagnosis follows.
+	EndStalled = "stalled"
+	EndRunning = "" // not ended yet
 )
 
 // EndClientExited is Summary.Ended when client name's exit with code ended

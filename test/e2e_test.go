@@ -598,3 +598,52 @@ func TestFreeModePacesTheWorld(t *testing.T) {
 		t.Errorf("free mode did not account the controller's CPU: cpu_s = %g", pd.CPUS)
 	}
 }
+
+// A client that never blocks in lockstep (where its computation costs
+// nothing, so the world waits for it forever): the watchdog sees virtual
+// time stand still for stall_timeout, names the client and its thread, and
+// the run ends "stalled" with a non-zero exit, nothing left alive or at
+// real-time priority.
+func TestWatchdogEndsAStalledRun(t *testing.T) {
+	needRT(t)
+	scen := filepath.Join(t.TempDir(), "spin.yaml")
+	if err := os.WriteFile(scen, []byte(`name: spin
+mode: lockstep
+duration: 5s
+quantum: 1ms
+stall_timeout: 2s
+dynamics: {model: pendulum, step: 1ms}
+robots:
+  - name: arm
+    clients:
+      - {name: pd, cmd: [tcs, client, pd], api: native, class: periodic, period: 1ms, priority: 20}
+      - {name: spin, cmd: [tcs, client, spin], api: plain, class: periodic, period: 10ms, priority: 10}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	r := runTCS(t, time.Minute, scen)
+	took := time.Since(t0)
+	if r.code == 0 {
+		t.Errorf("tcs exited 0 after a stall")
+	}
+	if !strings.HasPrefix(r.sum.Ended, report.EndStalled) || !strings.Contains(r.sum.Ended, `client "spin"`) {
+		t.Errorf("ended %q: want a stall naming client \"spin\"", r.sum.Ended)
+	}
+	if took > 20*time.Second {
+		t.Errorf("tcs took %v to end a run stalled for 2 s", took)
+	}
+	pids := childPids(t, r.outDir)
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d of the run alive after it stalled", pid)
+		}
+		if realtime(pid) {
+			t.Errorf("process %d of the run still at real-time priority", pid)
+		}
+	}
+}

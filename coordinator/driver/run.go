@@ -223,8 +223,10 @@ type runner struct {
 	hasPending bool
 	onWaker    bool
 
-	// published for the status goroutine
+	// published for the status goroutine and the watchdog
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
+	pubCur                                   atomic.Int64 // the client dispatched, -1 between dispatches
+	stall                                    stallState   // set by the watchdog (watchdog.go)
 
 	recH   recHook // the recording (record.go)
 	settle settler // the bridge, when it must settle before a block is final (DDS)
@@ -502,7 +504,10 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	}
 	var loopErr error
 	if r.ended == "" {
+		r.pubCur.Store(-1)
+		stopWatchdog := r.startWatchdog(time.Duration(sc.EffectiveStallTimeout()))
 		loopErr = r.loop()
+		stopWatchdog()
 	}
 	r.wallEnd = r.clk.Monotonic()
 	r.coordNs = r.coordinatorNs()
@@ -766,6 +771,10 @@ func (r *runner) loop() error {
 			r.ended = report.EndWallLimit
 			return nil
 		}
+		if r.stall.fired.Load() {
+			r.ended = report.EndStalled + ": " + *r.stall.diag.Load()
+			return nil
+		}
 		var a coordinator.Action
 		if r.hasPending {
 			a, r.hasPending = r.pending, false
@@ -827,6 +836,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	r.answer(a.Client)
 	w0 := r.clk.Monotonic()
 	r.cur, r.curAt = a, w0
+	r.pubCur.Store(int64(a.Client))
 	w, err := r.mech.Run(c.proc, a.Arm)
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
@@ -998,6 +1008,9 @@ func (r *runner) tag(t uint64) {
 	switch {
 	case t == tagStop:
 		r.ended = report.EndInterrupted
+		if r.stall.fired.Load() {
+			r.ended = report.EndStalled + ": " + *r.stall.diag.Load()
+		}
 	case t == tagBridge:
 		r.drain()
 	case t < uint64(len(r.clients)):
