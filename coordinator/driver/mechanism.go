@@ -98,6 +98,7 @@ type Mechanism struct {
 	afterRaise func()
 
 	det      *detector
+	parked   bool // the detector is parked (ParkDetector)
 	procs    []*Proc
 	cur      *Proc
 	armed    bool
@@ -1236,6 +1237,7 @@ func (m *Mechanism) ParkDetector(park bool) error {
 	if park {
 		v = 1
 	}
+	m.parked = park
 	return linux.StoreWake(m.det.park, v)
 }
 

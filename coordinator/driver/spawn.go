@@ -90,7 +90,10 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	}
 	defer readyR.Close()
 	readyFd := 3 + len(s.Files)
-	args := []string{"__spawn", "--cpu", strconv.Itoa(m.conf.CPU), "--prio", strconv.Itoa(m.conf.Base - 3),
+	// The trampoline execs one level above the waiting clients (ℓ2, the
+	// detector's, which is parked meanwhile), so that its exec finishes
+	// now whatever they do; Spawn then lowers the new program to ℓ3.
+	args := []string{"__spawn", "--cpu", strconv.Itoa(m.conf.CPU), "--prio", strconv.Itoa(m.conf.Base - 2),
 		"--ready-fd", strconv.Itoa(readyFd), "--"}
 	cmd := exec.Command(m.conf.SelfExe, append(args, argv...)...)
 	cmd.Env = append(os.Environ(), s.Env...)
@@ -125,16 +128,45 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	// The trampoline reports its thread id once it is at ℓ3, just before it
 	// moves itself onto the simulation CPU.
 	var b [8]byte
-	_ = readyR.SetReadDeadline(time.Now().Add(5 * time.Second))
+	t0 := time.Now()
+	_ = readyR.SetReadDeadline(t0.Add(5 * time.Second))
 	if _, err = io.ReadFull(readyR, b[:]); err != nil {
 		if tail := logTail(s.LogPath); tail != "" {
 			return nil, fmt.Errorf("spawn client %q: %s (log %s)", s.Name, tail, s.LogPath)
 		}
-		return nil, fmt.Errorf("spawn client %q: trampoline did not start (see %s): %w", s.Name, s.LogPath, err)
+		return nil, fmt.Errorf("spawn client %q: trampoline did not start in %v (see %s): %w", s.Name, time.Since(t0).Round(time.Millisecond), s.LogPath, err)
 	}
 	tid := int(binary.LittleEndian.Uint64(b[:]))
 	if err = waitGated(p.Pid, tid, m.conf.CPU); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w (see %s)", s.Name, err, s.LogPath)
+	}
+	// Wait until the execve is over (it closes the trampoline's end of the
+	// pipe): an exec preempted half-way holds the process's exec locks,
+	// and the coordinator reading its /proc files would sleep on them
+	// behind it (64 clients hung a run at t = 0 that way). The detector
+	// spins at ℓ2 when not parked and would keep the exec from running:
+	// park it meanwhile.
+	if m.det != nil && !m.parked {
+		if err = linux.StoreWake(m.det.park, 1); err != nil {
+			return nil, fmt.Errorf("spawn client %q: park the detector: %w", s.Name, err)
+		}
+		defer func() { _ = linux.StoreWake(m.det.park, 0) }()
+	}
+	_ = readyR.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err = readyR.Read(b[:]); err != io.EOF {
+		if tail := logTail(s.LogPath); tail != "" {
+			return nil, fmt.Errorf("spawn client %q: %s (log %s)", s.Name, tail, s.LogPath)
+		}
+		return nil, fmt.Errorf("spawn client %q: the trampoline's exec did not finish within 5 s (see %s): %v", s.Name, s.LogPath, err)
+	}
+	// The woken coordinator preempted the new program at once: down to
+	// ℓ3 with every thread it has.
+	if tids, err := linux.Tasks(p.Pid); err == nil {
+		for _, t := range tids {
+			if err := linux.SetFIFO(t, m.conf.Base-3); err != nil && !errors.Is(err, unix.ESRCH) {
+				return nil, fmt.Errorf("spawn client %q: thread %d to ℓ3: %w", s.Name, t, err)
+			}
+		}
 	}
 	if err = m.register(p); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
@@ -231,7 +263,10 @@ func SpawnMain(args []string) int {
 			if _, err := unix.Write(*readyFd, b[:]); err != nil {
 				return os.NewSyscallError("write", err)
 			}
-			return unix.Close(*readyFd)
+			// Closed by the execve: the coordinator waits for that end
+			// of the stream (Spawn).
+			unix.CloseOnExec(*readyFd)
+			return nil
 		}
 	}
 	return fail(gateAndExec(*cpu, *prio, ready, path, argv, os.Environ()))
@@ -246,29 +281,20 @@ func lookExe(name string) (string, error) {
 	return filepath.Abs(path)
 }
 
-// gateAndExec puts every thread of this process at SCHED_FIFO prio on cpu
-// (the runtime's threads first, the calling one last), calls ready with the
-// calling thread's id once it is at prio (the coordinator then knows it
-// cannot run unless dispatched or released), and execs path. The calling
-// goroutine must be locked to its thread. It returns only on error.
+// gateAndExec puts the calling thread at SCHED_FIFO prio, calls ready with
+// its thread id (the coordinator then knows it cannot run unless dispatched
+// or released), moves it onto cpu and execs path. The calling goroutine
+// must be locked to its thread. It returns only on error.
+//
+// The runtime's other threads stay where they are: the execve ends them,
+// and it waits for them to run to their end while it holds the process's
+// exec locks. Moved onto the simulation CPU at ℓ3 they would wait behind
+// every runnable client there (with 64 clients the trampolines stalled for
+// seconds, and the coordinator's reads of their /proc files with them);
+// their little CPU before the exec is counted before the client's first
+// dispatch, which is reported apart (cpu_before_s).
 func gateAndExec(cpu, prio int, ready func(tid int) error, path string, argv, env []string) error {
-	// Gate the runtime's other threads first: otherwise they keep running
-	// (sysmon polling this thread's long syscall) and their CPU time shows
-	// on the client's clock while it waits.
 	self := unix.Gettid()
-	if tids, err := linux.Tasks(os.Getpid()); err == nil {
-		for _, tid := range tids {
-			if tid == self {
-				continue
-			}
-			if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
-				return err
-			}
-			if err := linux.SetAffinity(tid, cpu); err != nil && !errors.Is(err, unix.ESRCH) {
-				return err
-			}
-		}
-	}
 	if err := linux.SetFIFO(0, prio); err != nil {
 		return err
 	}

@@ -112,9 +112,39 @@ func (r *runner) watch(limit time.Duration, targets []watchTarget, quit <-chan s
 }
 
 // fire diagnoses a stall at virtual time t that lasted for, ends every
-// client and wakes the loop.
+// client and wakes the loop. Reading a client's /proc files can sleep on
+// its locks (a process preempted inside its exec): the diagnosis gets
+// watchdogDiag, then the clients are ended regardless.
 func (r *runner) fire(t int64, lasted time.Duration, targets []watchTarget) {
 	cur := int(r.pubCur.Load())
+	diagc := make(chan string, 1)
+	go func() { diagc <- r.diagnose(t, lasted, cur, targets) }()
+	var diag string
+	select {
+	case diag = <-diagc:
+	case <-time.After(watchdogDiag):
+		diag = fmt.Sprintf("virtual time stood at %.6f s for %.1f s of wall time (the clients' /proc files did not answer within %v)",
+			float64(t)/1e9, lasted.Seconds(), watchdogDiag)
+	}
+	r.stall.diag.Store(&diag)
+	r.stall.fired.Store(true)
+	for _, tg := range targets {
+		_ = linux.KillGroup(tg.pid, unix.SIGKILL)
+	}
+	var one [8]byte
+	_ = linux.WriteU64(r.stopFd, &one, 1)
+	r.log.Error().Str("diagnosis", diag).Msg("watchdog: the run stalled; every client was ended")
+	if r.rc.Status != nil {
+		fmt.Fprintf(r.rc.Status, "\ntcs: the run stalled: %s\n", diag)
+	}
+}
+
+// watchdogDiag is how long the watchdog waits for its diagnosis.
+const watchdogDiag = time.Second
+
+// diagnose describes a stall: the dispatched client's runnable threads, and
+// any client thread above the clients' levels.
+func (r *runner) diagnose(t int64, lasted time.Duration, cur int, targets []watchTarget) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "virtual time stood at %.6f s for %.1f s of wall time", float64(t)/1e9, lasted.Seconds())
 	for _, tg := range targets {
@@ -128,18 +158,7 @@ func (r *runner) fire(t int64, lasted time.Duration, targets []watchTarget) {
 			fmt.Fprintf(&b, "; client %q (pid %d): %s", tg.name, tg.pid, strings.Join(hot, ", "))
 		}
 	}
-	diag := b.String()
-	r.stall.diag.Store(&diag)
-	r.stall.fired.Store(true)
-	r.log.Error().Str("diagnosis", diag).Msg("watchdog: the run stalled; ending every client")
-	if r.rc.Status != nil {
-		fmt.Fprintf(r.rc.Status, "\ntcs: the run stalled: %s\n", diag)
-	}
-	for _, tg := range targets {
-		_ = linux.KillGroup(tg.pid, unix.SIGKILL)
-	}
-	var one [8]byte
-	_ = linux.WriteU64(r.stopFd, &one, 1)
+	return b.String()
 }
 
 // holdingThreads describes the threads of process pid that may hold a run:
