@@ -23,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/bridge/ros2"
 	"github.com/tcs-robotics/tcs/msgs"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
@@ -64,10 +65,10 @@ func runDeliveryROS2(o DeliveryOpts) (*ROS2Delivery, error) {
 	domain := 60 + pid%40 // below the ephemeral port range, off the default 0
 	robot := fmt.Sprintf("bench%d", pid)
 	clients := make([]ros2.GateClient, o.Subscribers)
-	args := []string{strconv.Itoa(o.Messages), strconv.FormatInt(msgs.Epoch, 10), "rt" + ros2.SensorTopic(robot)}
+	args := []string{strconv.Itoa(o.Messages), strconv.FormatInt(msgs.Epoch, 10), "rt" + layout.SensorTopic(robot)}
 	for i := range clients {
 		clients[i] = ros2.GateClient{Name: fmt.Sprintf("%s_sub%d", robot, i), Robot: 0, ROS: true}
-		args = append(args, "rt"+ros2.ClockTopic(clients[i].Name))
+		args = append(args, "rt"+layout.ClockTopic(clients[i].Name))
 	}
 
 	// The readers first: the bridge's participant then finds them with its

@@ -17,8 +17,8 @@ import (
 
 // TestExperimentPursuit runs a reduced pursuit experiment (paper 000 §4):
 // one trial in consistent and lockstep modes, 2 s virtual, a 0.5 s-CPU
-// planner. The full one (10 trials × 20 s, 1.0 s plans) takes about 45
-// minutes: tcs experiment pursuit, by hand.
+// planner. The full one (10 trials × 20 s, 1.0 s plans) is too long for
+// the suite: tcs experiment pursuit, by hand.
 func TestExperimentPursuit(t *testing.T) {
 	needRT(t)
 	out := t.TempDir()
@@ -163,10 +163,10 @@ func TestExperimentPendulum(t *testing.T) {
 	}
 }
 
-// TestFreeModeROSNodesRun: in free mode the ROS nodes run ungated. The
-// ROS start-up used to end by putting them back at the waiting priority
-// under the spinning block detector after free mode had released them, so
-// they hardly ran at all (the pursuit's prey logged 2 samples in 3 s).
+// TestFreeModeROSNodesRun: in free mode the ROS nodes run ungated, also
+// once the ROS start-up is over: were its end to put them back at the
+// waiting priority, under the spinning block detector, after free mode
+// released them, they would hardly run at all.
 func TestFreeModeROSNodesRun(t *testing.T) {
 	needRT(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

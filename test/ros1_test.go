@@ -99,11 +99,11 @@ func pendulumScenario(t *testing.T, name, duration, extra, clients string) strin
 
 // Unmodified rospy and roscpp PD controllers at 100 Hz and 1 kHz on the
 // pendulum, consistent mode, 10 s virtual (issue 3's acceptance), and the
-// goroslib one at 100 Hz. (At 1 kHz the goroslib node misses about two
-// deadlines in 10 s, one per garbage collection of its process — measured
-// with GODEBUG=gctrace=1: 2 collections, 2 activations of 1.2-1.7 ms of
-// CPU. That is the node's real behaviour, which tcs is there to show; the
-// demo runs it at 200 Hz.)
+// goroslib one at 100 Hz. (At 1 kHz the goroslib node misses a deadline
+// at each garbage collection of its process, whose activation then needs
+// more than a period of CPU; GODEBUG=gctrace=1 shows the collections.
+// That is the node's real behaviour, which tcs is there to show; the demo
+// runs it at 200 Hz.)
 func TestROS1Controllers(t *testing.T) {
 	needRT(t)
 	for _, tc := range []struct {
@@ -127,11 +127,11 @@ func TestROS1Controllers(t *testing.T) {
 			if c.PeriodError > 0.005 {
 				t.Errorf("period_error = %g, want ≤ 0.005", c.PeriodError)
 			}
-			// On this VM the host now and then holds the vCPU for a
-			// millisecond or two while the node runs, and the guest
-			// charges that to the node's CPU clock; such misses are
-			// reported apart (deadline_misses_host), each after a timer
-			// the host delayed over 200 µs, which tcs.log shows.
+			// On a VM the host may hold the vCPU for a millisecond or
+			// two while the node runs, and the guest charges that to the
+			// node's CPU clock; such misses are reported apart
+			// (deadline_misses_host), each after a timer the host delayed
+			// over 200 µs, which tcs.log shows.
 			if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
 				t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of the node's own", c.DeadlineMisses, c.DeadlineMissesHost)
 			} else if c.DeadlineMisses > 0 {
@@ -341,8 +341,8 @@ func logLines(t *testing.T, path, prefix string) []string {
 }
 
 // max_rtf caps the real-time factor: the native pendulum controller, which
-// runs about 10 times faster than real time unpaced, takes at least 1 s
-// of wall for 2 s of virtual time at max_rtf 2.
+// runs faster than twice real time unpaced, takes at least 1 s of wall for
+// 2 s of virtual time at max_rtf 2.
 func TestMaxRTF(t *testing.T) {
 	needRT(t)
 	path := pendulumScenario(t, "paced", "2s", "max_rtf: 2\n", `      - name: pd

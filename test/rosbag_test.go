@@ -37,8 +37,7 @@ func TestRosbagRecordsARun(t *testing.T) {
 	bag := filepath.Join(env.Dir, "run.bag")
 	// rosbag record's subscriber queues hold 100 messages (100 ms at
 	// 1 kHz): when its threads are held off longer by other work on the
-	// non-simulation CPU it drops (seen on a loaded machine, even at
-	// nice -20: /clock 6301-6317 ms lost, JointState complete). It runs at
+	// non-simulation CPU it drops messages, even at nice -20. It runs at
 	// SCHED_FIFO 1 so the counts measure tcs, not the host's load; it
 	// blocks on its sockets, and the test's cleanup ends it.
 	rec := env.Start("chrt", "-f", "1", "rosbag", "record", "-O", bag, "/clock", "/arm/joint_states", "/arm/command", "/diagnostics")
@@ -47,10 +46,10 @@ func TestRosbagRecordsARun(t *testing.T) {
 		return strings.Contains(out, "/record_"), out
 	})
 
-	// The run uses Debian's master, where rosbag is. Unpaced it goes about
-	// 20 times faster than real time, and rosbag record, whose subscriber
-	// queues hold 100 messages, drops (measured: 9429 of 10001 /clock,
-	// 8824 of 10001 JointState); max_rtf: 1 lets it keep up.
+	// The run uses Debian's master, where rosbag is. Unpaced it goes many
+	// times faster than real time, faster than rosbag record drains its
+	// 100-message subscriber queues, so it would drop; max_rtf: 1 lets it
+	// keep up.
 	var quoted []string
 	for _, a := range append(cmd, "_rate:=100") {
 		quoted = append(quoted, strconv.Quote(a))
@@ -65,8 +64,8 @@ func TestRosbagRecordsARun(t *testing.T) {
 	c := client(t, s, "pd")
 
 	// rosbag lags the run by a few ms, more on a loaded machine: what it
-	// has not read when SIGTERM comes is lost (seen: 14 /clock and 14
-	// JointState, the last ones). Stop it once its sockets are drained.
+	// has not read when SIGTERM comes (the last messages of the run) is
+	// lost. Stop it once its sockets are drained.
 	if !rec.WaitDrained(10 * time.Second) {
 		t.Errorf("rosbag record still had unread messages 10 s after the run")
 	}

@@ -77,3 +77,19 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// The topic names are part of tcs's interface: clients' remaps, recorders
+// and the README name them.
+func TestTopics(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{ClockTopic("pd"), "/tcs/pd/clock"},
+		{SensorTopic("arm"), "/arm/joint_states"},
+		{CommandTopic("arm"), "/arm/command"},
+		{RelayTopic("/arm/plan"), "/tcs/relay/arm/plan"},
+		{ClientRelayTopic("pd", "/arm/plan"), "/tcs/pd/relay/arm/plan"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

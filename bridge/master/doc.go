@@ -32,4 +32,39 @@
 // subscribers of its topics hear of the change; a service's previous
 // provider no longer counts as registered for it; unsubscribeParam reports
 // whether a subscription was removed; shutdown is refused.
+//
+// # Why not goroslib's XML-RPC codec
+//
+// goroslib v2.1.5 (pinned) ships pkg/xmlrpc, written for a node's slave
+// API and its calls to a master, where every method's parameter and reply
+// types are known in advance. A master, and above all its parameter
+// server, must take and give back values of any type, and goroslib's codec
+// cannot, as its source shows and as calling its Server confirms:
+//
+//   - It decodes only into fixed Go types: a parameter declared as
+//     interface{} takes a scalar, but an <array> into it fails ("cannot
+//     decode an array into a <nil>"), and <struct>, <nil/> and <i8> are not
+//     handled at all ("unhandled value type"). setParam of a dictionary
+//     (roslaunch's <rosparam>, `rosparam set /ns "{a: 1}"`) or of a list
+//     is therefore undecodable, and <int> is limited to 32 bits.
+//   - Its encoder writes strings unescaped, as untyped <value>text</value>:
+//     a parameter holding '<' or '&' (any robot_description URDF) makes a
+//     reply that is not XML. It cannot encode a map either, so getParam of
+//     a namespace (a <struct>) cannot be answered; a failed encoding
+//     leaves a truncated reply with status 200.
+//   - Its Server answers every error (an unknown method, wrong parameters,
+//     a malformed document) with HTTP 400 and an empty body, not an
+//     XML-RPC fault, so a client reports a transport error (rospy: a
+//     ProtocolError) instead of the master's message. It also rejects
+//     white space around a typed value.
+//   - Its client reads only the ROS reply shape [code, status, value] into
+//     a fixed struct and takes a fault for a syntax error, while the
+//     master's paramUpdate carries arbitrary values to the nodes.
+//
+// Using it for the fixed-shape slave calls alone would keep two codecs for
+// one protocol, so the master keeps its own: any value type both ways,
+// faults, nesting limits, XmlRpc++-safe escaping. It is tested on
+// documents as rospy and XmlRpc++ write them (testdata/), by fuzzing, and
+// against Debian's rospy, roscpp, rostopic, rosparam, rosnode, rosbag and
+// roslaunch (interop_test.go).
 package master

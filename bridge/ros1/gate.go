@@ -20,7 +20,7 @@ import (
 // (bridge/layout, shared with the ROS 2 transport). A robot whose body
 // takes more than one command value (at most MaxCommand) gets a
 // std_msgs/Float64MultiArray command; a relay's other clients are remapped
-// to read RelayTopic(Topic), and its message type is whatever From
+// to read layout.RelayTopic(Topic), and its message type is whatever From
 // declares.
 type (
 	GateRobot  = layout.Robot
@@ -93,9 +93,6 @@ type gateRelay struct {
 // ClientCallerID is the node name a client of robot runs as.
 func ClientCallerID(robot, client string) string { return "/" + robot + "/" + client }
 
-// ClockTopic is the private clock topic of a client.
-func ClockTopic(client string) string { return "/tcs/" + client + "/clock" }
-
 // NewGate advertises /clock (latched: the caller's first Clock, before any
 // client starts), every client's private clock (latched at msgs.Epoch), the
 // robots' sensor topics (latched, see Sample) and subscribes to their
@@ -144,7 +141,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			continue
 		}
 		g.byCaller[id] = i
-		p, err := n.Advertise(ClockTopic(c.Name), msgs.Clock, true)
+		p, err := n.Advertise(layout.ClockTopic(c.Name), msgs.Clock, true)
 		if err != nil {
 			return nil, err
 		}
@@ -153,12 +150,12 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		g.private = append(g.private, p)
 	}
 	for j, r := range conf.Robots {
-		p, err := n.Advertise(SensorTopic(r.Name), msgs.JointState, true)
+		p, err := n.Advertise(layout.SensorTopic(r.Name), msgs.JointState, true)
 		if err != nil {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, p)
-		if _, err := n.Subscribe(CommandTopic(r.Name), commandType(r), func(in *InConn) { g.add(j, in) }); err != nil {
+		if _, err := n.Subscribe(layout.CommandTopic(r.Name), commandType(r), func(in *InConn) { g.add(j, in) }); err != nil {
 			return nil, err
 		}
 	}
@@ -170,10 +167,6 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	}
 	return g, nil
 }
-
-// RelayTopic is the topic the bridge hands a relayed topic's messages to
-// the receiving clients on.
-func RelayTopic(topic string) string { return "/tcs/relay" + topic }
 
 // addRelay takes a publisher connection on relay k: only the relay's
 // client may publish it; its type becomes the relay topic's.
@@ -188,9 +181,9 @@ func (g *Gate) addRelay(k int, in *InConn) {
 	pub := rl.pub.Load()
 	if pub == nil {
 		var err error
-		pub, err = g.conf.Node.Advertise(RelayTopic(rl.Topic), in.Type, false)
+		pub, err = g.conf.Node.Advertise(layout.RelayTopic(rl.Topic), in.Type, false)
 		if err != nil {
-			g.conf.Log.Error().Str("topic", RelayTopic(rl.Topic)).Err(err).Msg("ros1: cannot advertise a relay topic")
+			g.conf.Log.Error().Str("topic", layout.RelayTopic(rl.Topic)).Err(err).Msg("ros1: cannot advertise a relay topic")
 			in.Close()
 			return
 		}
@@ -203,13 +196,6 @@ func (g *Gate) addRelay(k int, in *InConn) {
 	}
 	g.watch(&gateConn{in: in, robot: -1, relay: k, client: rl.From})
 }
-
-// SensorTopic is a robot's sensor topic (sensor_msgs/JointState).
-func SensorTopic(robot string) string { return "/" + robot + "/joint_states" }
-
-// CommandTopic is a robot's actuator topic (std_msgs/Float64, or
-// std_msgs/Float64MultiArray for a body with more than one command value).
-func CommandTopic(robot string) string { return "/" + robot + "/command" }
 
 // commandType is robot r's actuator message type.
 func commandType(r GateRobot) msgs.Type {
@@ -224,10 +210,10 @@ func commandType(r GateRobot) msgs.Type {
 // it does not publish from the bridge.
 func (g *Gate) Args(i int) []string {
 	c := g.conf.Clients[i]
-	args := []string{"__name:=" + c.Name, "__ns:=/" + g.conf.Robots[c.Robot].Name, "/clock:=" + ClockTopic(c.Name)}
+	args := []string{"__name:=" + c.Name, "__ns:=/" + g.conf.Robots[c.Robot].Name, "/clock:=" + layout.ClockTopic(c.Name)}
 	for _, rl := range g.relays {
 		if rl.From != i {
-			args = append(args, rl.Topic+":="+RelayTopic(rl.Topic))
+			args = append(args, rl.Topic+":="+layout.RelayTopic(rl.Topic))
 		}
 	}
 	return args
@@ -526,21 +512,21 @@ func (g *Gate) Missing(i int, graph *Graph) string {
 	robot := g.conf.Robots[c.Robot].Name
 	var miss []string
 	if !slices.Contains(g.private[i].Subscribers(), id) {
-		miss = append(miss, "not subscribed to its clock "+ClockTopic(c.Name))
+		miss = append(miss, "not subscribed to its clock "+layout.ClockTopic(c.Name))
 	}
 	if graph == nil {
 		return strings.Join(miss, "; ")
 	}
-	if slices.Contains(graph.Subscribers[SensorTopic(robot)], id) && !slices.Contains(g.sensors[c.Robot].Subscribers(), id) {
-		miss = append(miss, "subscribed to "+SensorTopic(robot)+" but not connected yet")
+	if slices.Contains(graph.Subscribers[layout.SensorTopic(robot)], id) && !slices.Contains(g.sensors[c.Robot].Subscribers(), id) {
+		miss = append(miss, "subscribed to "+layout.SensorTopic(robot)+" but not connected yet")
 	}
-	if slices.Contains(graph.Publishers[CommandTopic(robot)], id) {
+	if slices.Contains(graph.Publishers[layout.CommandTopic(robot)], id) {
 		found := false
 		for _, gc := range *g.conns.Load() {
 			found = found || gc.client == i
 		}
 		if !found {
-			miss = append(miss, "publishes "+CommandTopic(robot)+" but tcs is not connected to it yet")
+			miss = append(miss, "publishes "+layout.CommandTopic(robot)+" but tcs is not connected to it yet")
 		}
 	}
 	for k, rl := range g.relays {
@@ -554,7 +540,7 @@ func (g *Gate) Missing(i int, graph *Graph) string {
 			}
 			continue
 		}
-		t := RelayTopic(rl.Topic)
+		t := layout.RelayTopic(rl.Topic)
 		if slices.Contains(graph.Subscribers[t], id) {
 			pub := rl.pub.Load()
 			if pub == nil || !slices.Contains(pub.Subscribers(), id) {
@@ -601,7 +587,7 @@ func (g *Gate) Refuse(topic, callerID string) string {
 		why = "tcs publishes the time and its relays; a node that did would break the run's clock"
 	default:
 		for _, r := range g.conf.Robots {
-			if topic == SensorTopic(r.Name) {
+			if topic == layout.SensorTopic(r.Name) {
 				why = "it is robot " + r.Name + "'s sensor topic, which only the simulated world publishes"
 			}
 		}
@@ -619,7 +605,7 @@ func (g *Gate) Refuse(topic, callerID string) string {
 func (g *Gate) Intruders(graph *Graph) []string {
 	var out []string
 	for _, r := range g.conf.Robots {
-		t := SensorTopic(r.Name)
+		t := layout.SensorTopic(r.Name)
 		for _, n := range graph.Publishers[t] {
 			if n != g.conf.Node.Name() {
 				out = append(out, n+" publishes "+t)

@@ -23,7 +23,7 @@ import (
 // GateRobot, GateClient and GateRelay are the run as the gate sees it
 // (bridge/layout, shared with the ROS 1 transport). A relay's publisher is
 // read on Topic and each other client gets it on its own topic
-// RelayTopic(client, Topic).
+// layout.ClientRelayTopic(client, Topic).
 type (
 	GateRobot  = layout.Robot
 	GateClient = layout.Client
@@ -117,18 +117,6 @@ type snapshot struct {
 	relay   [][]bool         // relay k, client i: its relay topic is read by it
 }
 
-// ClockTopic is the private clock topic of a client.
-func ClockTopic(client string) string { return "/tcs/" + client + "/clock" }
-
-// SensorTopic is a robot's sensor topic (sensor_msgs/msg/JointState).
-func SensorTopic(robot string) string { return "/" + robot + "/joint_states" }
-
-// CommandTopic is a robot's actuator topic (commandType).
-func CommandTopic(robot string) string { return "/" + robot + "/command" }
-
-// RelayTopic is the topic on which client receives a relayed topic.
-func RelayTopic(client, topic string) string { return "/tcs/" + client + "/relay" + topic }
-
 // NewGate creates the writers (/clock, latched: the caller's first Clock;
 // every ROS client's private clock, latched at msgs.Epoch; the sensor topics;
 // /diagnostics) and the command readers, announces the node on
@@ -159,7 +147,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			g.private = append(g.private, nil)
 			continue
 		}
-		w, err := n.Writer(ClockTopic(c.Name), rmsgs.Clock, Latched)
+		w, err := n.Writer(layout.ClockTopic(c.Name), rmsgs.Clock, Latched)
 		if err != nil {
 			return nil, err
 		}
@@ -169,12 +157,12 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		g.private = append(g.private, w)
 	}
 	for _, r := range conf.Robots {
-		w, err := n.Writer(SensorTopic(r.Name), rmsgs.JointState, Latched)
+		w, err := n.Writer(layout.SensorTopic(r.Name), rmsgs.JointState, Latched)
 		if err != nil {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, w)
-		rd, err := n.Reader(CommandTopic(r.Name), commandType(r), Commands, true)
+		rd, err := n.Reader(layout.CommandTopic(r.Name), commandType(r), Commands, true)
 		if err != nil {
 			return nil, err
 		}
@@ -296,10 +284,10 @@ func (g *Gate) once(key string, f func(*zerolog.Event)) {
 func (g *Gate) Args(i int) []string {
 	c := g.conf.Clients[i]
 	args := []string{"--ros-args", "-p", "use_sim_time:=true", "-r", "__node:=" + c.Name,
-		"-r", "__ns:=/" + g.conf.Robots[c.Robot].Name, "-r", "/clock:=" + ClockTopic(c.Name)}
+		"-r", "__ns:=/" + g.conf.Robots[c.Robot].Name, "-r", "/clock:=" + layout.ClockTopic(c.Name)}
 	for _, rl := range g.relays {
 		if rl.From != i {
-			args = append(args, "-r", rl.Topic+":="+RelayTopic(c.Name, rl.Topic))
+			args = append(args, "-r", rl.Topic+":="+layout.ClientRelayTopic(c.Name, rl.Topic))
 		}
 	}
 	return args
@@ -532,20 +520,20 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 		}
 		var miss []string
 		if !s.clockOK[i] {
-			miss = append(miss, "not subscribed to its clock "+ClockTopic(c.Name))
+			miss = append(miss, "not subscribed to its clock "+layout.ClockTopic(c.Name))
 			out[i] = strings.Join(miss, "; ")
 			continue
 		}
 		robot := g.conf.Robots[c.Robot].Name
 		for _, e := range subs {
-			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+SensorTopic(robot) && s.sensor[c.Robot]&(1<<i) == 0 {
-				miss = append(miss, "subscribed to "+SensorTopic(robot)+" but not matched yet (QoS or type?)")
+			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+layout.SensorTopic(robot) && s.sensor[c.Robot]&(1<<i) == 0 {
+				miss = append(miss, "subscribed to "+layout.SensorTopic(robot)+" but not matched yet (QoS or type?)")
 			}
 		}
 		for _, e := range pubs {
-			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+CommandTopic(robot) {
+			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+layout.CommandTopic(robot) {
 				if !g.matchedPub(g.cmds[c.Robot], e.Key) {
-					miss = append(miss, "publishes "+CommandTopic(robot)+" but tcs is not matched to it yet (type "+rmsgs.ROSType(e.Type)+"?)")
+					miss = append(miss, "publishes "+layout.CommandTopic(robot)+" but tcs is not matched to it yet (type "+rmsgs.ROSType(e.Type)+"?)")
 				}
 			}
 		}
@@ -556,10 +544,10 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 				}
 				continue
 			}
-			t := "rt" + RelayTopic(c.Name, rl.Topic)
+			t := "rt" + layout.ClientRelayTopic(c.Name, rl.Topic)
 			for _, e := range subs {
 				if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == t && !s.relay[k][i] {
-					miss = append(miss, "subscribed to "+RelayTopic(c.Name, rl.Topic)+" but not matched yet")
+					miss = append(miss, "subscribed to "+layout.ClientRelayTopic(c.Name, rl.Topic)+" but not matched yet")
 				}
 			}
 		}
@@ -568,7 +556,7 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 	var late []string
 	watched := map[string]*Writer{"rt/clock": g.clock, "rt/diagnostics": g.diag}
 	for j, r := range g.conf.Robots {
-		watched["rt"+SensorTopic(r.Name)] = g.sensors[j]
+		watched["rt"+layout.SensorTopic(r.Name)] = g.sensors[j]
 	}
 	for _, e := range subs {
 		w := watched[e.Topic]
@@ -630,7 +618,7 @@ func (g *Gate) setupRelays(pubs []Endpoint) error {
 				if i == rl.From || !c.ROS {
 					continue
 				}
-				w, err := g.node.Writer(RelayTopic(c.Name, rl.Topic), typ, QoS{Reliable: e.QoS.Reliable, TransientLocal: e.QoS.TransientLocal, Depth: 10})
+				w, err := g.node.Writer(layout.ClientRelayTopic(c.Name, rl.Topic), typ, QoS{Reliable: e.QoS.Reliable, TransientLocal: e.QoS.TransientLocal, Depth: 10})
 				if err != nil {
 					return fmt.Errorf("ros2: relay %s: %w", rl.Topic, err)
 				}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/coordinator"
 	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/msgs"
@@ -80,14 +81,14 @@ func (r *runner) recOpen() error {
 	h.clock = add(record.Clock.Channel(record.TopicClock))
 	steps := &stepExpander{clock: h.clock}
 	for j, rb := range r.sc.Robots {
-		h.sensor = append(h.sensor, add(record.JointState.Channel("/"+rb.Name+"/joint_states")))
+		h.sensor = append(h.sensor, add(record.JointState.Channel(layout.SensorTopic(rb.Name))))
 		multi := r.world.CommandLen(j) != 1
 		h.multi = append(h.multi, multi)
 		k := record.Float64
 		if multi {
 			k = record.Float64MultiArray
 		}
-		h.command = append(h.command, add(k.Channel("/"+rb.Name+"/command")))
+		h.command = append(h.command, add(k.Channel(layout.CommandTopic(rb.Name))))
 		h.joints = append(h.joints, dynamics.JointNames(r.world, r.sc.Dynamics.Model, j))
 		h.robotNames = append(h.robotNames, rb.Name)
 	}
