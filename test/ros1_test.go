@@ -455,3 +455,49 @@ func TestROS1LockstepMixedStack(t *testing.T) {
 	}
 	t.Logf("lockstep mixed stack: %.1f s of wall, rtf %.2f, drift max %.3f s", s.WallS, s.RTF, s.DriftMaxS)
 }
+
+// A rospy planner that computes 200 ms of CPU per plan from its first
+// valid ROS time on: ROS time moves by what it computed, the first plan
+// included (it once saw 0.1 s for its first 0.2 s: half of it ran while the
+// run was starting, ungated and uncharged, on a clock latched before it).
+func TestROS1PlannerFirstPlanCharged(t *testing.T) {
+	needRT(t)
+	rosenv.New(t, "http://127.0.0.1:1/")
+	planner, err := filepath.Abs("controllers/rospy/planner.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := pendulumScenario(t, "plan", "1s", "ros:\n  master: "+freeMasterURI(t)+"\n", fmt.Sprintf(`      - name: planner
+        cmd: [%q, %q, "_cpu_ms:=200"]
+        api: ros
+        class: best-effort
+`, rosenv.Python, planner))
+	r := runTCS(t, 2*time.Minute, path)
+	if r.code != 0 {
+		t.Fatalf("exit %d, ended %q", r.code, r.sum.Ended)
+	}
+	b, err := os.ReadFile(filepath.Join(r.outDir, "logs", "planner.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start, stamp, cpu int64 = -1, -1, -1
+	for _, line := range strings.Split(string(b), "\n") {
+		var n int
+		if _, err := fmt.Sscanf(line, "start stamp_ns %d", &start); err == nil {
+			continue
+		}
+		if _, err := fmt.Sscanf(line, "plan %d stamp_ns %d cpu_ns %d", &n, &stamp, &cpu); err == nil && n == 0 {
+			break
+		}
+	}
+	if start < 0 || stamp < 0 {
+		t.Fatalf("no start and first plan in the planner's log:\n%s", b)
+	}
+	seen := stamp - start
+	t.Logf("first plan: %d ms of CPU, ROS time moved %d ms (start %d ns); cpu_before_s %.3f", cpu/1e6, seen/1e6, start, client(t, r.sum, "planner").CPUBeforeS)
+	// Alone on its robot, its progress is its CPU (± a quantum); Python's
+	// own work around the computation adds a little.
+	if q := int64(r.sum.QuantumS * 1e9); seen < cpu-q || seen > cpu+50*q {
+		t.Errorf("the first plan's %d ms of CPU moved ROS time %d ms", cpu/1e6, seen/1e6)
+	}
+}

@@ -39,7 +39,7 @@ func TestOfPursuit(t *testing.T) {
 	if len(l.Robots) != 2 || l.Robots[1].Name != "predator" || l.Robots[1].Commands != 6 || len(l.Robots[1].Joints) == 0 {
 		t.Errorf("robots %+v", l.Robots)
 	}
-	want := []Client{{"prey", 0, true}, {"controller", 1, true}, {"planner", 1, true}, {"logger", 1, false}}
+	want := []Client{{"prey", 0, true, false}, {"controller", 1, true, false}, {"planner", 1, true, true}, {"logger", 1, false, false}}
 	if !reflect.DeepEqual(l.Clients, want) {
 		t.Errorf("clients %+v, want %+v", l.Clients, want)
 	}

@@ -146,7 +146,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		p.checkPeer = true
-		p.Write(msgs.AppendClock(nil, msgs.Epoch))
+		if !c.ClockAtBegin {
+			p.Write(msgs.AppendClock(nil, msgs.Epoch))
+		}
 		g.private = append(g.private, p)
 	}
 	for j, r := range conf.Robots {

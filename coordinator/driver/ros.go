@@ -185,13 +185,21 @@ func (r *runner) startup() error {
 	}
 }
 
-// begin ends start-up: every ROS client goes under control.
+// begin ends start-up: every ROS client goes under control, then the
+// best-effort ones get their first clock (layout.Client.ClockAtBegin): what
+// they compute from it on is charged.
 func (r *runner) begin(took time.Duration) error {
 	for _, c := range r.clients {
 		if c.ros {
 			if err := r.mech.Restrain(c.proc); err != nil {
 				return err
 			}
+		}
+	}
+	for i, c := range r.clients {
+		if c.rosBE {
+			r.bridge.ClientClock(i, 0)
+			c.clockAt = 0
 		}
 	}
 	if err := r.mech.ParkDetector(false); err != nil {

@@ -42,6 +42,12 @@ def main():
     # returns, so the plan leaves when the computation ends.
     pub = rospy.Publisher("plan", PointStamped, queue_size=None)
     rospy.loginfo("planning every %g ms of CPU on %s", cpu_ms, rospy.resolve_name("plan"))
+    # Plan from the first valid ROS time on, as planners do (their inputs
+    # are stamped): under tcs a best-effort node's clock starts when virtual
+    # time begins.
+    while not rospy.is_shutdown() and rospy.get_rostime().is_zero():
+        time.sleep(0.001)
+    print("start stamp_ns %d" % rospy.get_rostime().to_nsec(), flush=True)
     n = 0
     while not rospy.is_shutdown():
         used = think(int(cpu_ms * 1e6))
