@@ -151,8 +151,10 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := w.Write(rmsgs.AppendClock(nil, msgs.Epoch)); err != nil {
-			return nil, err
+		if !c.ClockAtBegin {
+			if err := w.Write(rmsgs.AppendClock(nil, msgs.Epoch)); err != nil {
+				return nil, err
+			}
 		}
 		g.private = append(g.private, w)
 	}
