@@ -501,3 +501,42 @@ func TestROS1PlannerFirstPlanCharged(t *testing.T) {
 		t.Errorf("the first plan's %d ms of CPU moved ROS time %d ms", cpu/1e6, seen/1e6)
 	}
 }
+
+// Sixteen unmodified ROS 1 nodes (goroslib, roscpp and rospy controllers
+// at 100 Hz, four to a robot): the run completes and every period of every
+// node is accounted for. (Four nodes share each robot's one virtual CPU;
+// their deadline misses are theirs to see, not the test's to bound.)
+func TestROS1SixteenNodes(t *testing.T) {
+	needRT(t)
+	cmds := [][]string{rosController(t, "go"), rosController(t, "roscpp"), rosController(t, "rospy")}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: sixteen\nduration: 3s\nquantum: 1ms\nros: {master: %q}\ndynamics: {model: pendulum, step: 1ms}\nrobots:\n", freeMasterURI(t))
+	for r, i := 0, 0; r < 4; r++ {
+		fmt.Fprintf(&b, "  - name: r%d\n    clients:\n", r)
+		for k := 0; k < 4; k, i = k+1, i+1 {
+			var q []string
+			for _, a := range append(cmds[i%3], "_rate:=100") {
+				q = append(q, fmt.Sprintf("%q", a))
+			}
+			fmt.Fprintf(&b, "      - {name: n%d, cmd: [%s], api: ros, class: periodic, period: 10ms, priority: %d}\n", i, strings.Join(q, ", "), 40-k)
+		}
+	}
+	scen := filepath.Join(t.TempDir(), "sixteen.yaml")
+	if err := os.WriteFile(scen, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := runCompleted(t, 5*time.Minute, scen)
+	if len(s.Clients) != 16 {
+		t.Fatalf("%d clients in the summary", len(s.Clients))
+	}
+	var misses int64
+	for _, c := range s.Clients {
+		l := c.PeriodsLost
+		if l == nil || c.Periods != 300 || c.Activations-c.ActivationsExtra+l.Total != c.Periods || l.AfterExit != 0 || l.BeforeStart != 1 {
+			t.Errorf("%s: %d activations of %d periods, lost %+v: want every period activated but activation 0", c.Name, c.Activations, c.Periods, l)
+		}
+		misses += c.DeadlineMisses
+	}
+	t.Logf("16 ROS 1 nodes: wall %.1f s, %d deadline misses in all, coordinator %.0f µs per activation, Δ p99 %.3g s",
+		s.WallS, misses, s.CoordinatorPerActivationUS, s.DriftP99S)
+}
