@@ -59,6 +59,7 @@ const (
 	tagDetector     = TagReserved + 2
 	tagDetectorExit = TagReserved + 3
 	tagProc         = uint64(1) << 33 // | index in m.procs
+	tagExec         = uint64(1) << 34 // | index in m.procs: its exec ended
 )
 
 // Wake says why Run or Poll returned.
@@ -98,7 +99,6 @@ type Mechanism struct {
 	afterRaise func()
 
 	det      *detector
-	parked   bool // the detector is parked (ParkDetector)
 	procs    []*Proc
 	cur      *Proc
 	armed    bool
@@ -160,6 +160,10 @@ type Proc struct {
 	exited   bool // its pidfd reported the exit
 	reaped   bool
 	released bool // SCHED_OTHER (Release)
+	// execFd reads the end of the trampoline's stream, which its exec
+	// closes; -1 once the exec is over (or for an adopted process). Until
+	// then Run never preempts p (see Spawn).
+	execFd int
 
 	// Requeue: raise p's threads afresh at every dispatch, newest first.
 	// Threads of one SCHED_FIFO priority do not share the CPU: the one that
@@ -371,7 +375,8 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// before every Run that could last that long cost more: tried, 1.8-2.2 %
 	// overhead instead of 1.5 %.)
 	since := m.lastWake - m.lastYield
-	hide := budget >= yieldSlice && p.computes && (m.cont != nil || since > yieldHidden)
+	execing := p.execFd >= 0
+	hide := !execing && budget >= yieldSlice && p.computes && (m.cont != nil || since > yieldHidden)
 	must := !hide && since > yieldEvery
 	raise := p != m.cur || must || p.Requeue
 	if raise {
@@ -408,6 +413,13 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	p.hasSeen = false
 	w.Extra, p.extra = p.extra, 0
 	switch {
+	case execing:
+		// Inside its exec: no timer; the exec's end (tagExec) returns.
+		if m.armed {
+			if err := m.disarm(); err != nil {
+				return w, err
+			}
+		}
 	case hide:
 		// The waker ends a parked slice (see park); no timer may end it
 		// meanwhile (an expiry would hand the goroutine back early).
@@ -863,6 +875,9 @@ func (m *Mechanism) endSlice(end int64) bool {
 // f runs on the waker's goroutine, on another CPU, while the dispatch
 // goroutine is parked: it may use anything the dispatch goroutine uses,
 // but no Mechanism method. Call SetContinue before the first Run.
+//
+// The runner does not use it: f would run the scheduling policy on a second
+// goroutine, and the policy has exactly one owner, the dispatch goroutine.
 func (m *Mechanism) SetContinue(f func(w *Wake) int64) { m.cont = f }
 
 // ThreadClock is the dispatch thread's CPU clock, readable from any
@@ -938,6 +953,14 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 				}
 			case tag == tagDetectorExit:
 				return ErrDetector
+			case tag&tagExec != 0:
+				idx := int(tag &^ tagExec)
+				if idx < len(m.procs) && m.procs[idx] != nil {
+					if err := m.execEnded(m.procs[idx]); err != nil {
+						return err
+					}
+				}
+				any = true
 			case tag&tagProc != 0:
 				idx := int(tag &^ tagProc)
 				if idx < len(m.procs) && m.procs[idx] != nil && !m.procs[idx].exited {
@@ -962,6 +985,19 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 			return nil
 		}
 	}
+}
+
+// execEnded forgets p's exec stream once its exec is over (or p is gone).
+func (m *Mechanism) execEnded(p *Proc) error {
+	if p.execFd < 0 {
+		return nil
+	}
+	if err := m.ep.Del(p.execFd); err != nil {
+		return err
+	}
+	unix.Close(p.execFd)
+	p.execFd = -1
+	return nil
 }
 
 // dormantAfter is how long (CLOCK_MONOTONIC ns) a client's thread must
@@ -1172,6 +1208,7 @@ func (m *Mechanism) forget(p *Proc, code int) {
 	if !p.exited {
 		_ = m.ep.Del(p.pidfd)
 	}
+	_ = m.execEnded(p)
 	p.exited, p.reaped, p.ExitCode = true, true, code
 	unix.Close(p.pidfd)
 	p.pidfd = -1
@@ -1237,7 +1274,6 @@ func (m *Mechanism) ParkDetector(park bool) error {
 	if park {
 		v = 1
 	}
-	m.parked = park
 	return linux.StoreWake(m.det.park, v)
 }
 

@@ -188,7 +188,6 @@ type runner struct {
 	drift     report.Quantiles
 	late      report.Quantiles
 	dynNs     int64
-	dynWaker  int64 // of dynNs: on the waker's goroutine (off the simulation CPU)
 	detNs     int64
 	coordNs   int64
 	missesAll int64
@@ -212,16 +211,6 @@ type runner struct {
 	overEv        [32]overEvent
 	nover         int
 	nlate         int
-
-	// The dispatch in progress: its action and when its Run began. The
-	// waker may end it and go on (cont): then pending, when hasPending,
-	// is the policy's next action, taken but not yet done; onWaker is
-	// true while the waker works.
-	cur        coordinator.Action
-	curAt      int64
-	pending    coordinator.Action
-	hasPending bool
-	onWaker    bool
 
 	// published for the status goroutine and the watchdog
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
@@ -402,12 +391,6 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
 	}
 	r.mech = mech
-	if sc.Mode != config.ModeFree && !sc.HasROS() {
-		// The waker ends a computing client's parked slices and goes on
-		// from them off the simulation CPU (cont). (ROS clients are
-		// served by the bridge, from the dispatch goroutine only.)
-		mech.SetContinue(r.cont)
-	}
 	if r.scanner != nil {
 		defer r.scanner.Close()
 	}
@@ -633,7 +616,7 @@ func (r *runner) coordinatorNs() int64 {
 // detector's part: the dispatch thread's CPU less the dynamics', plus det.
 func (r *runner) coordinatorWith(det int64) int64 {
 	thread, _ := r.clk.Ns(r.threadClk)
-	return thread - r.loopCPU0 - (r.dynNs - r.dynWaker) + det
+	return thread - r.loopCPU0 - r.dynNs + det
 }
 
 // detectorEvery is how many calls of coordinatorSoFar read the detector's
@@ -783,12 +766,7 @@ func (r *runner) loop() error {
 			r.ended = report.EndStalled + ": " + *r.stall.diag.Load()
 			return nil
 		}
-		var a coordinator.Action
-		if r.hasPending {
-			a, r.hasPending = r.pending, false
-		} else {
-			a = r.pol.Next(now)
-		}
+		a := r.pol.Next(now)
 		switch a.Kind {
 		case coordinator.KindDispatch:
 			if err := r.dispatch(a); err != nil {
@@ -843,17 +821,11 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	}
 	r.answer(a.Client)
 	w0 := r.clk.Monotonic()
-	r.cur, r.curAt = a, w0
 	r.pubCur.Store(int64(a.Client))
 	w, err := r.mech.Run(c.proc, a.Arm)
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
-	if w.Done {
-		return nil // charged by the waker (cont)
-	}
-	// The waker may have gone on through later slices of c.
-	a, w0 = r.cur, r.curAt
 	if c.ros && w.Blocked && w.N == 0 && w.Exited == nil && w.CPU < a.Arm && r.pol.Active(a.Client) && r.holdOver(c) {
 		// A short wall-clock sleep (roscpp polling for its clock): the
 		// client wakes by itself; the world waits for it.
@@ -961,44 +933,6 @@ func (r *runner) uncharge(c *runClient, ex, w0 int64) {
 	}
 }
 
-// cont goes on from the slice w of the dispatch in progress, which the
-// waker ended (Mechanism.SetContinue; on the waker's goroutine, off the
-// simulation CPU, while the dispatch goroutine is parked): it charges the
-// slice and does the policy's next actions, as the loop would, until a
-// dispatch. One of the same native client continues the slice (its budget
-// is returned); anything else the waker cannot do is left pending for the
-// loop (0).
-func (r *runner) cont(w *Wake) int64 {
-	r.onWaker = true
-	defer func() { r.onWaker = false }()
-	r.charge(r.cur, *w, r.curAt)
-	for r.ended == "" {
-		now := r.clk.Monotonic()
-		if now > r.deadline {
-			return 0
-		}
-		a := r.pol.Next(now)
-		switch a.Kind {
-		case coordinator.KindStep:
-			if !r.paced(a) { // a paced step sleeps: the loop does it
-				r.step(a)
-				continue
-			}
-		case coordinator.KindApply:
-			r.apply(a)
-			continue
-		case coordinator.KindDispatch:
-			if c := r.clients[a.Client]; a.Client == r.cur.Client && c.ep != nil && !c.pending {
-				r.cur, r.curAt = a, now
-				return a.Arm
-			}
-		}
-		r.pending, r.hasPending = a, true
-		return 0
-	}
-	return 0
-}
-
 // paced reports whether step a is followed by pace: a step boundary of a
 // run held to max_rtf.
 func (r *runner) paced(a coordinator.Action) bool {
@@ -1068,9 +1002,6 @@ func (r *runner) step(a coordinator.Action) {
 	}
 	d := r.clk.Monotonic() - t0
 	r.dynNs += d
-	if r.onWaker {
-		r.dynWaker += d
-	}
 	if a.Boundary {
 		r.recStep(a.To) // recording
 	}

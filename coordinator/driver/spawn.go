@@ -90,10 +90,7 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	}
 	defer readyR.Close()
 	readyFd := 3 + len(s.Files)
-	// The trampoline execs one level above the waiting clients (ℓ2, the
-	// detector's, which is parked meanwhile), so that its exec finishes
-	// now whatever they do; Spawn then lowers the new program to ℓ3.
-	args := []string{"__spawn", "--cpu", strconv.Itoa(m.conf.CPU), "--prio", strconv.Itoa(m.conf.Base - 2),
+	args := []string{"__spawn", "--cpu", strconv.Itoa(m.conf.CPU), "--prio", strconv.Itoa(m.conf.Base - 3),
 		"--ready-fd", strconv.Itoa(readyFd), "--"}
 	cmd := exec.Command(m.conf.SelfExe, append(args, argv...)...)
 	cmd.Env = append(os.Environ(), s.Env...)
@@ -106,7 +103,7 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("spawn client %q: exec %s __spawn: %w", s.Name, m.conf.SelfExe, err)
 	}
-	p := &Proc{Pid: cmd.Process.Pid, Name: s.Name, LogPath: s.LogPath, cmd: cmd, pidfd: -1, clk: linux.ProcessCPUClock(cmd.Process.Pid)}
+	p := &Proc{Pid: cmd.Process.Pid, Name: s.Name, LogPath: s.LogPath, cmd: cmd, pidfd: -1, execFd: -1, clk: linux.ProcessCPUClock(cmd.Process.Pid)}
 	defer func() {
 		if err != nil {
 			_ = linux.KillGroup(p.Pid, unix.SIGKILL)
@@ -140,33 +137,14 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	if err = waitGated(p.Pid, tid, m.conf.CPU); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w (see %s)", s.Name, err, s.LogPath)
 	}
-	// Wait until the execve is over (it closes the trampoline's end of the
-	// pipe): an exec preempted half-way holds the process's exec locks,
-	// and the coordinator reading its /proc files would sleep on them
-	// behind it (64 clients hung a run at t = 0 that way). The detector
-	// spins at ℓ2 when not parked and would keep the exec from running:
-	// park it meanwhile.
-	if m.det != nil && !m.parked {
-		if err = linux.StoreWake(m.det.park, 1); err != nil {
-			return nil, fmt.Errorf("spawn client %q: park the detector: %w", s.Name, err)
-		}
-		defer func() { _ = linux.StoreWake(m.det.park, 0) }()
-	}
-	_ = readyR.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err = readyR.Read(b[:]); err != io.EOF {
-		if tail := logTail(s.LogPath); tail != "" {
-			return nil, fmt.Errorf("spawn client %q: %s (log %s)", s.Name, tail, s.LogPath)
-		}
-		return nil, fmt.Errorf("spawn client %q: the trampoline's exec did not finish within 5 s (see %s): %v", s.Name, s.LogPath, err)
-	}
-	// The woken coordinator preempted the new program at once: down to
-	// ℓ3 with every thread it has.
-	if tids, err := linux.Tasks(p.Pid); err == nil {
-		for _, t := range tids {
-			if err := linux.SetFIFO(t, m.conf.Base-3); err != nil && !errors.Is(err, unix.ESRCH) {
-				return nil, fmt.Errorf("spawn client %q: thread %d to ℓ3: %w", s.Name, t, err)
-			}
-		}
+	// The exec is not over yet: it runs when p is first dispatched, and
+	// ends when it closes the trampoline's end of the pipe (close-on-exec).
+	// Until then p is never preempted (Run): preempted inside its exec it
+	// would hold the process's exec locks, and the coordinator reading its
+	// /proc files would sleep on them behind it (64 clients hung a run at
+	// t = 0 that way).
+	if p.execFd, err = unix.Dup(int(readyR.Fd())); err != nil {
+		return nil, fmt.Errorf("spawn client %q: dup: %w", s.Name, err)
 	}
 	if err = m.register(p); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
@@ -189,6 +167,11 @@ func (m *Mechanism) register(p *Proc) (err error) {
 	}
 	if err = m.ep.Add(p.pidfd, tagProc|uint64(p.idx)); err != nil {
 		return err
+	}
+	if p.execFd >= 0 {
+		if err = m.ep.Add(p.execFd, tagExec|uint64(p.idx)); err != nil {
+			return err
+		}
 	}
 	if p.idx == len(m.procs) {
 		m.procs = append(m.procs, p)
@@ -281,20 +264,31 @@ func lookExe(name string) (string, error) {
 	return filepath.Abs(path)
 }
 
-// gateAndExec puts the calling thread at SCHED_FIFO prio, calls ready with
-// its thread id (the coordinator then knows it cannot run unless dispatched
-// or released), moves it onto cpu and execs path. The calling goroutine
-// must be locked to its thread. It returns only on error.
-//
-// The runtime's other threads stay where they are: the execve ends them,
-// and it waits for them to run to their end while it holds the process's
-// exec locks. Moved onto the simulation CPU at ℓ3 they would wait behind
-// every runnable client there (with 64 clients the trampolines stalled for
-// seconds, and the coordinator's reads of their /proc files with them);
-// their little CPU before the exec is counted before the client's first
-// dispatch, which is reported apart (cpu_before_s).
+// gateAndExec puts every thread of this process at SCHED_FIFO prio on cpu
+// (the runtime's threads first, the calling one last), calls ready with the
+// calling thread's id once it is at prio (the coordinator then knows it
+// cannot run unless dispatched or released), and execs path. The calling
+// goroutine must be locked to its thread. It returns only on error. The
+// exec runs in the client's first dispatch, which no timer ends before the
+// exec is over (Run): its other threads, at ℓ1 then too, run to their end.
 func gateAndExec(cpu, prio int, ready func(tid int) error, path string, argv, env []string) error {
+	// Gate the runtime's other threads first: otherwise they keep running
+	// (sysmon polling this thread's long syscall) and their CPU time shows
+	// on the client's clock while it waits.
 	self := unix.Gettid()
+	if tids, err := linux.Tasks(os.Getpid()); err == nil {
+		for _, tid := range tids {
+			if tid == self {
+				continue
+			}
+			if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
+			}
+			if err := linux.SetAffinity(tid, cpu); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
+			}
+		}
+	}
 	if err := linux.SetFIFO(0, prio); err != nil {
 		return err
 	}
@@ -314,7 +308,7 @@ func gateAndExec(cpu, prio int, ready func(tid int) error, path string, argv, en
 // moving onto the simulation CPU (gateAndExec). Its exit is watched on its
 // pidfd; its exit status goes to its own parent.
 func (m *Mechanism) Adopt(pid, tid int, name string) (_ *Proc, err error) {
-	p := &Proc{Pid: pid, Name: name, pidfd: -1, clk: linux.ProcessCPUClock(pid), adopted: true}
+	p := &Proc{Pid: pid, Name: name, pidfd: -1, execFd: -1, clk: linux.ProcessCPUClock(pid), adopted: true}
 	defer func() {
 		if err != nil {
 			if p.pidfd >= 0 {
