@@ -715,11 +715,13 @@ func (p *Policy) Ran(c int, s Slice) Charge {
 			cl.eps = over
 		}
 	}
-	if p.conf.Mode == Lockstep && why == Preempted && p.yieldsInLockstep(c) {
-		// A best-effort client computes in the callback model's spare
-		// time: at most a quantum per world step, uncharged; the world
-		// does not wait for it to finish (it would wait for a whole plan
-		// per step).
+	if p.conf.Mode == Lockstep && why == Preempted && p.yieldsInLockstep(c) && !cl.conf.Observed {
+		// A best-effort client whose publications the coordinator cannot
+		// see never "returns" in the callback model: it computes a quantum
+		// per world step, uncharged, and the world does not wait for it
+		// (it waited forever: a livelock). One that is observed returns
+		// when it publishes (Wrote), as a callback, and the world waits
+		// for that (paper 000's Δ = 10·t).
 		cl.yielded = true
 	}
 	if why == Blocked && cl.st == stRunnable {

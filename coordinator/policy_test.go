@@ -115,7 +115,37 @@ func TestConsistentDriftDoesNotGrow(t *testing.T) {
 
 const conf0Quantum = ms
 
+// Lockstep is the callback model: an observed planner's plan is one
+// callback, which the world waits for; Δ grows with the planner's CPU.
 func TestLockstepDriftGrows(t *testing.T) {
+	var d [2]int64
+	for i, dur := range []int64{20 * ms, 40 * ms} {
+		conf, procs := twoRobots(Lockstep, dur)
+		conf.Clients[1].Observed = true // its plans reach the coordinator (Wrote)
+		m := newFake(t, conf, procs, 3, 0)
+		if end := m.run(10000000); end.End != EndCompleted {
+			t.Fatalf("end = %v", end)
+		}
+		d[i] = m.maxDrift
+		pl := m.p.Stats(1)
+		// The planner returns (publishes) once per 20 ms of CPU and the world
+		// waits for it every step: about 20 ms of CPU per 1 ms step.
+		if pl.CPU < 19*dur {
+			t.Errorf("planner CPU %d in %d of virtual time", pl.CPU, dur)
+		}
+		if pd := m.p.Stats(0); pd.Misses != 0 {
+			t.Errorf("lockstep controller missed %d deadlines (computation costs nothing)", pd.Misses)
+		}
+	}
+	if d[0] < 15*20*ms || d[1] < 2*d[0]-ms {
+		t.Fatalf("lockstep Δ should grow with the planner's CPU: %v", d)
+	}
+}
+
+// A best-effort planner whose publications the coordinator cannot see
+// never "returns" in lockstep: it gets a quantum per world step and the
+// world goes on (waiting for it livelocked).
+func TestLockstepUnobservedPlanner(t *testing.T) {
 	var d [2]int64
 	for i, dur := range []int64{20 * ms, 80 * ms} {
 		conf, procs := twoRobots(Lockstep, dur)

@@ -21,7 +21,7 @@ import (
 // Commands (times take a unit: ns, us, ms, s; clients are named):
 //
 //	conf mode=consistent|lockstep|free quantum=1ms step=1ms duration=10ms [latecap=200us] [continue] [hold] [compensation]
-//	client NAME [robot=0] prio=10 class=periodic|best-effort [period=1ms] [api=native|plain|ros] [scale=1]
+//	client NAME [robot=0] prio=10 class=periodic|best-effort [period=1ms] [api=native|plain|ros] [scale=1] [observed]
 //	new                           build the policy from conf and clients
 //	next [N]                      the next N actions (default 1); a Dispatch ends the list
 //	ran NAME cpu=T stop=preempted|blocked|request|interrupted [timer] [late=T] [away=T]
@@ -248,6 +248,7 @@ func (s *scriptRun) do(cmd string) (string, error) {
 		if v, ok := args["scale"]; ok {
 			cc.CPUScale, _ = strconv.ParseFloat(v, 64)
 		}
+		cc.Observed = flagSet("observed")
 		s.names[cc.Name] = len(s.conf.Clients)
 		s.conf.Clients = append(s.conf.Clients, cc)
 	case "new":

@@ -117,6 +117,11 @@ type ClientConf struct {
 	Period   int64   // ns; required for Periodic, 0 for BestEffort
 	CPUScale float64 // virtual ns charged per CPU ns; 0 means 1
 	API      API
+	// Observed: the coordinator sees what the client publishes (Wrote). In
+	// lockstep a best-effort client that is observed holds the world until
+	// it publishes (the callback model: a plan is one callback); one that is
+	// not would hold it forever, and computes a quantum per world step.
+	Observed bool
 }
 
 // Conf configures a Policy.

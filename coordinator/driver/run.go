@@ -329,6 +329,14 @@ func (r *runner) prepare() error {
 			case config.APIROS:
 				cc.API = coordinator.ROS
 			}
+			// tcs sees a native client's messages, and a ROS node's only on
+			// the topics it relays.
+			cc.Observed = c.API == config.APINative
+			for _, rl := range sc.ROS.Relay {
+				if rl.From == c.Name {
+					cc.Observed = true
+				}
+			}
 			pc.Clients = append(pc.Clients, cc)
 			rcl := &runClient{conf: c, robot: j, period: report.NewPeriodStats(c.Period.Nanoseconds()), ros: c.API == config.APIROS,
 				rosBE: c.API == config.APIROS && c.Class == config.ClassBestEffort}
