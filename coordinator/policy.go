@@ -35,7 +35,7 @@ type client struct {
 	wake   int64 // stIdle: activation due; stReading: sample instant
 
 	cpu         int64
-	eps         int64 // timer compensation: overhead of the last preempted slice
+	eps         int64 // timer compensation: the preempted slices' error, averaged
 	lastArm     int64
 	active      bool  // inside an activation
 	due         int64 // the activation's due instant
@@ -369,8 +369,11 @@ func (p *Policy) Next(wall int64) Action {
 // slice that ended 20-40 µs early), which would cost more than they give.
 func (p *Policy) minSlice() int64 { return min(p.conf.Quantum/50, 50_000) }
 
-// maxEps bounds the timer compensation: a quarter quantum, at most 100 µs.
-func (p *Policy) maxEps() int64 { return min(p.conf.Quantum/4, 100_000) }
+// maxEps bounds the timer compensation: half a quantum, at most LateCap.
+// A slice that ended within LateCap of its instant is the timer's ordinary
+// error, learnt from (on a loaded VM that is 100-200 µs); beyond, it is the
+// host's (the same line Split draws), not learnt from.
+func (p *Policy) maxEps() int64 { return min(p.conf.Quantum/2, p.conf.LateCap) }
 
 func (p *Policy) dispatch(c int, cpu int64) Action {
 	cl := &p.clients[c]
@@ -706,13 +709,15 @@ func (p *Policy) Ran(c int, s Slice) Charge {
 	}
 	if why == Preempted && p.conf.Compensation {
 		// What the slice fell short of the armed time (negative when the
-		// coordinator took the CPU back late): next time arm that much more.
+		// coordinator took the CPU back late): next time arm that much more,
+		// learnt as a moving average (a quarter of each new error), since a
+		// single slice's lateness is noise on top of the timer's usual one.
 		// A slice that fell short or overran by more than maxEps was not
 		// the timer's ordinary error but the machine's (RT throttling or
 		// the fair server taking the CPU, the host stealing it): learning
 		// from it would make the next slice overrun, so it is ignored.
 		if over := cl.lastArm - cpu; over >= -p.maxEps() && over <= p.maxEps() {
-			cl.eps = over
+			cl.eps += (over - cl.eps) / 4
 		}
 	}
 	if p.conf.Mode == Lockstep && why == Preempted && p.yieldsInLockstep(c) && !cl.conf.Observed {

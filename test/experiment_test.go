@@ -134,8 +134,11 @@ func TestExperimentPendulum(t *testing.T) {
 	if con.Slices < 1000 || noc.Slices < 1000 {
 		t.Errorf("timer-ended slices: %d with compensation, %d without: want ≥ 1000 (the work is longer than the quantum)", con.Slices, noc.Slices)
 	}
-	if math.Abs(con.SliceErr) > 0.005 || math.Abs(noc.SliceErr) < 3*math.Abs(con.SliceErr) {
-		t.Errorf("slice error %+.4f %% with compensation, %+.4f %% without: want ≤ 0.5 %% with and ≥ 3× that without",
+	// What holds on any machine is the ratio: the error left with
+	// compensation is what this host's take-back latency does to 200 µs
+	// slices, a figure the experiment reports, not a bound for a test.
+	if math.Abs(noc.SliceErr) < 3*math.Abs(con.SliceErr) {
+		t.Errorf("slice error %+.4f %% with compensation, %+.4f %% without: want ≥ 3× less with it",
 			100*con.SliceErr, 100*noc.SliceErr)
 	}
 	// Free mode at rtf 0.1: ten wall seconds per virtual second; the

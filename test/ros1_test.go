@@ -354,8 +354,10 @@ func TestMaxRTF(t *testing.T) {
 	if s.WallS < 1.0 || s.RTF > 2.0 {
 		t.Errorf("wall %.3f s, rtf %.3f for 2 s virtual at max_rtf 2: want wall ≥ 1 s", s.WallS, s.RTF)
 	}
-	if c := client(t, s, "pd"); c.DeadlineMisses != 0 || c.Activations < 1990 {
-		t.Errorf("pd: %d activations, %d misses", c.Activations, c.DeadlineMisses)
+	c := client(t, s, "pd")
+	checkPeriods(t, c, 2000)
+	if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
+		t.Errorf("pd: %d deadline misses of its own (%d after a host-delayed timer)", own, c.DeadlineMissesHost)
 	}
 	t.Logf("2 s virtual in %.3f s of wall (rtf %.3f)", s.WallS, s.RTF)
 }
@@ -378,8 +380,12 @@ func TestROS1NodeExit(t *testing.T) {
 	if r.sum.Ended != report.EndClientExited("pd", 3) {
 		t.Errorf("ended %q, want %q", r.sum.Ended, report.EndClientExited("pd", 3))
 	}
-	if c.Activations != 50 {
-		t.Errorf("activations = %d, want 50", c.Activations)
+	// 50, or 51 when rospy's shutdown blocked in its call to the master
+	// (unregistering) before it closed its clock subscription: tcs then
+	// sees an activation end and delivers the next clock into a socket
+	// still open (seen once in 7 runs); the release after finds it closed.
+	if c.Activations != 50 && c.Activations != 51 {
+		t.Errorf("activations = %d, want 50 (51 at most)", c.Activations)
 	}
 	if c.ExitedAtS == nil || *c.ExitedAtS < 0.5 || *c.ExitedAtS > 0.53 {
 		t.Errorf("exited at %v s of virtual time, want ≈ 0.5", c.ExitedAtS)
