@@ -538,16 +538,23 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = cmd.Process.Wait()
+	checkNothingLeft(t, append(pids, tcsPid), "after SIGKILL of tcs")
+}
+
+// checkNothingLeft asserts that, within 5 s, none of pids is alive or at a
+// real-time priority.
+func checkNothingLeft(t *testing.T, pids []int, when string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for _, pid := range append(pids, tcsPid) {
+	for _, pid := range pids {
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if alive(pid) {
-			t.Errorf("process %d alive after SIGKILL of tcs", pid)
+			t.Errorf("process %d alive %s", pid, when)
 		}
 		if realtime(pid) {
-			t.Errorf("process %d still at real-time priority", pid)
+			t.Errorf("process %d still at real-time priority %s", pid, when)
 		}
 	}
 }
@@ -630,19 +637,7 @@ robots:
 	if took > 20*time.Second {
 		t.Errorf("tcs took %v to end a run stalled for 2 s", took)
 	}
-	pids := childPids(t, r.outDir)
-	deadline := time.Now().Add(5 * time.Second)
-	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
-			t.Errorf("process %d of the run alive after it stalled", pid)
-		}
-		if realtime(pid) {
-			t.Errorf("process %d of the run still at real-time priority", pid)
-		}
-	}
+	checkNothingLeft(t, childPids(t, r.outDir), "after the run stalled")
 }
 
 // 64 native controllers at 100 Hz, each on a robot of its own (q = 5 ms),
