@@ -175,8 +175,10 @@ func TestRecorder(t *testing.T) {
 			ok++
 		}
 	}
-	if ok != 8 || r.Dropped() != 12 {
-		t.Fatalf("committed %d, dropped %d; want 8 and 12", ok, r.Dropped())
+	// The ring holds 8; the writer may have taken the first records before
+	// it went to sleep (a commit into an empty ring wakes it).
+	if ok < 8 || int64(ok)+r.Dropped() != 20 || r.Dropped() == 0 {
+		t.Fatalf("committed %d, dropped %d; want at least 8, the rest of the 20 dropped", ok, r.Dropped())
 	}
 	time.Sleep(20 * time.Millisecond) // the writer is asleep in its poll: Close must wake it
 	if err := r.Close([]Attachment{{Name: "summary.json", Data: []byte("{}")}}, map[string]string{"k": "v"}); err != nil {
@@ -187,7 +189,7 @@ func TestRecorder(t *testing.T) {
 		logs = append(logs, m.LogTime)
 		return nil
 	})
-	if err != nil || !f.Complete || len(logs) != 8 || logs[7] != 7 || string(f.Attachments["summary.json"]) != "{}" || f.Metadata["tcs"]["k"] != "v" {
+	if err != nil || !f.Complete || len(logs) != ok || logs[ok-1] != uint64(ok-1) || string(f.Attachments["summary.json"]) != "{}" || f.Metadata["tcs"]["k"] != "v" {
 		t.Fatalf("read %v: complete %v, logs %v, %+v", err, f != nil && f.Complete, logs, f)
 	}
 

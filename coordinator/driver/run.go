@@ -1228,14 +1228,18 @@ func (r *runner) takePosts(i int, w *Wake) {
 		if !ok {
 			return
 		}
-		if p.Ch == 0 || p.N > native.MaxValues {
-			r.badPost(c, nil, p.Ch, p.N)
+		// The post is in memory the client shares: each field is read
+		// once, so that what was checked is what is used.
+		ch, n, cpu := p.Ch, p.N, p.CPU
+		if ch == 0 || n > native.MaxValues {
+			r.badPost(c, nil, ch, n)
 			c.ep.Taken()
 			continue
 		}
-		stamp := r.pol.ProgressAt(i, min(max(p.CPU-w.From, 0), w.CPU))
-		r.deliver(p.Ch, stamp, p.Vals[:p.N])
-		r.recNative(p.Ch, stamp, p.Vals[:p.N]) // recording
+		stamp := r.pol.ProgressAt(i, min(max(cpu-w.From, 0), w.CPU))
+		vals := p.Vals[:n]
+		r.deliver(ch, stamp, vals)
+		r.recNative(ch, stamp, vals) // recording
 		r.pol.Wrote(i)
 		c.ep.Taken()
 		c.posted++
