@@ -47,10 +47,12 @@ func FuzzReadFrames(f *testing.F) {
 	js := msgs.AppendJointState(nil, 7, 5, "", []string{"pendulum_joint"}, []float64{1}, []float64{2}, nil)
 	arr := msgs.AppendFloat64MultiArray(nil, []float64{1, 2, 3})
 	f.Add(append(append(append([]byte(nil), clock...), f64...), js...), uint16(1))
-	f.Add(append(append([]byte(nil), arr...), f64[:7]...), uint16(3)) // cut mid-message
-	f.Add(frame(make([]byte, 100)), uint16(17))                       // larger than the first buffer
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0}, uint16(0))                  // empty messages
-	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 1, 2}, uint16(2))            // oversize
+	f.Add(append(append([]byte(nil), arr...), f64[:7]...), uint16(3))   // cut mid-message
+	f.Add(frame(make([]byte, 100)), uint16(17))                         // larger than the first buffer
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0}, uint16(0))                    // empty messages
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 1, 2}, uint16(2))              // oversize
+	f.Add(binary.LittleEndian.AppendUint32(nil, MaxFrame), uint16(4))   // the largest: truncated
+	f.Add(binary.LittleEndian.AppendUint32(nil, MaxFrame+1), uint16(4)) // oversize by one
 	f.Add([]byte{1}, uint16(1))
 	f.Fuzz(func(t *testing.T, stream []byte, chunk uint16) {
 		want, wantErr := splitFrames(stream)
