@@ -5,24 +5,26 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/foxglove/mcap/go/mcap"
 )
 
-// fuzzRecording writes a small recording of two channels (several chunks),
-// with an attachment and metadata, and returns its bytes.
+// fuzzRecording writes a small recording of two channels (a few chunks of
+// 512 bytes: a seed of kilobytes keeps the fuzzer fast and its corpus
+// small), with an attachment and metadata, and returns its bytes.
 func fuzzRecording(f *testing.F) []byte {
 	path := filepath.Join(f.TempDir(), "seed.mcap")
-	r, err := Create(Conf{Path: path, Slots: 4096})
+	r, err := Create(Conf{Path: path, Slots: 64, ChunkSize: 512})
 	if err != nil {
 		f.Fatal(err)
 	}
 	clk, _ := r.AddChannel(Clock.Channel(TopicClock))
 	js, _ := r.AddChannel(JointState.Channel("/arm/joint_states"))
 	names, pos := []string{"pendulum_joint"}, []float64{1}
-	for i := int64(0); i < 2000; i++ {
+	for i := int64(0); i < 12; i++ {
 		if w := r.Begin(clk, i*1e6, i*1e6); w != nil {
 			EncodeClock(w, i*1e6)
 			r.Commit()
@@ -38,6 +40,9 @@ func fuzzRecording(f *testing.F) []byte {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		f.Fatal(err)
+	}
+	if file, err := Read(path, nil); err != nil || !file.Complete || file.Messages != 24 {
+		f.Fatalf("seed recording of %d bytes: %v", len(b), err)
 	}
 	return b
 }
@@ -126,5 +131,31 @@ func TestReadCorruptChunk(t *testing.T) {
 	_, err := read(bytes.NewReader(b), int64(len(b)), "bad.mcap", nil)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "bad.mcap") {
 		t.Fatalf("got %v, want ErrCorrupt naming the file", err)
+	}
+}
+
+// TestReadChunkClaimsBounded: a chunk that claims to decompress to far
+// more than its file could hold is refused before its buffer is
+// allocated (mcap allocates twice the claim, up to 512 MiB before).
+func TestReadChunkClaimsBounded(t *testing.T) {
+	b := []byte(mcap.Magic)
+	b = append(b, byte(mcap.OpChunk))
+	b = append(b, 60, 0, 0, 0, 0, 0, 0, 0) // record length
+	b = append(b, make([]byte, 16)...)     // start, end
+	b = append(b, 0, 0, 0, 15, 0, 0, 0, 0) // uncompressed size: 240 MiB
+	b = append(b, make([]byte, 4)...)      // CRC
+	b = append(b, 0, 0, 0, 0)              // compression: none
+	b = append(b, 16, 0, 0, 0, 0, 0, 0, 0) // records length
+	b = append(b, make([]byte, 16)...)     // records
+	b = append(b, []byte(mcap.Magic)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := read(bytes.NewReader(b), int64(len(b)), "claims.mcap", nil)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("a %d-byte file made Read allocate %d MiB", len(b), got>>20)
+	}
+	if err == nil || !strings.Contains(err.Error(), "claims.mcap") {
+		t.Errorf("got %v, want an error naming the file", err)
 	}
 }
