@@ -3,6 +3,7 @@ package msgs
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
@@ -65,14 +66,38 @@ func TestFloat64MultiArrayDecodeDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// FuzzDecodeFloat64MultiArray: any body decodes or fails without a panic;
+// what decodes encodes (empty layout) and decodes again to the same values,
+// bit for bit, and a body that had an empty layout is re-encoded exactly.
 func FuzzDecodeFloat64MultiArray(f *testing.F) {
 	f.Add(AppendFloat64MultiArray(nil, []float64{1, 2, 3})[4:])
+	f.Add(AppendFloat64MultiArray(nil, nil)[4:])
 	f.Add([]byte{1, 0, 0, 0, 255, 255, 255, 255})
+	// one dimension "x" (size 2, stride 2), data_offset 1, 2 values
+	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 'x', 2, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		dst := make([]float64, 8)
 		n, err := DecodeFloat64MultiArray(body, dst)
-		if err == nil && (n < 0 || n > len(dst)) {
+		if err != nil {
+			return
+		}
+		if n < 0 || n > len(dst) {
 			t.Fatalf("n = %d", n)
+		}
+		enc := AppendFloat64MultiArray(nil, dst[:n])
+		back := make([]float64, 8)
+		m, err := DecodeFloat64MultiArray(enc[4:], back)
+		if err != nil || m != n {
+			t.Fatalf("re-encoded %v: %d values, %v", dst[:n], m, err)
+		}
+		for i := range n {
+			if math.Float64bits(back[i]) != math.Float64bits(dst[i]) {
+				t.Fatalf("value %d: %v, want %v", i, back[i], dst[i])
+			}
+		}
+		if bytes.HasPrefix(body, make([]byte, 8)) && !bytes.Equal(enc[4:], body) {
+			t.Fatalf("empty layout re-encoded as % x, was % x", enc[4:], body)
 		}
 	})
 }

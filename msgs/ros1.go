@@ -75,10 +75,14 @@ func EndFrame(dst []byte, off int) []byte {
 	return dst
 }
 
+// maxTime is the latest ROS 1 time (secs and nsecs are uint32): 2^32−1 s
+// and 999,999,999 ns.
+const maxTime = int64(math.MaxUint32)*1e9 + 999_999_999
+
+// appendTime appends ns as a ROS 1 time, clamped to [0, maxTime] (beyond,
+// the seconds would wrap around to the distant past).
 func appendTime(dst []byte, ns int64) []byte {
-	if ns < 0 {
-		ns = 0
-	}
+	ns = max(0, min(ns, maxTime))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(ns/1e9))
 	return binary.LittleEndian.AppendUint32(dst, uint32(ns%1e9))
 }

@@ -47,6 +47,10 @@ type File struct {
 // allocated).
 const maxRecord = 256 << 20
 
+// ErrCorrupt is wrapped by Read's error when the file is not a recording
+// the MCAP reader can make sense of.
+var ErrCorrupt = errors.New("corrupt recording")
+
 // Read reads the recording at path from its start, record by record
 // (chunk CRCs checked), and calls fn (when not nil) with each message and
 // its channel; the message's Data is valid during the call only. A file cut
@@ -59,12 +63,34 @@ func Read(path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, 
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read recording: %w", err)
+	}
+	return read(bufio.NewReaderSize(f, 1<<20), st.Size(), path, fn)
+}
+
+// read is Read on r, the size bytes of the recording at path (size 0:
+// unknown). No record is larger than its file: a corrupt length is refused
+// before it is allocated.
+func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, error) {
 	out := &File{Path: path, Attachments: map[string][]byte{}, Metadata: map[string]map[string]string{}}
+	limit := int64(maxRecord)
+	if size > 0 { // (0: not a regular file, size unknown)
+		limit = min(limit, size)
+	}
+	// A chunk is decompressed into a buffer of twice the size it claims,
+	// allocated before it is read: a small file may not claim much more
+	// than it could hold compressed (256 to 1 is beyond any real data's
+	// ratio; tcs writes its chunks uncompressed), and 128 KiB is always
+	// allowed (twice tcs's chunk size: a prefix a killed run left may end
+	// inside its first chunk).
+	chunkLimit := min(int64(maxRecord), max(256*limit, 128<<10))
 	var attErr error
-	lex, err := mcap.NewLexer(bufio.NewReaderSize(f, 1<<20), &mcap.LexerOptions{
-		ValidateChunkCRCs: true, MaxRecordSize: maxRecord, MaxDecompressedChunkSize: maxRecord,
+	lex, err := mcap.NewLexer(r, &mcap.LexerOptions{
+		ValidateChunkCRCs: true, MaxRecordSize: int(limit), MaxDecompressedChunkSize: int(chunkLimit),
 		AttachmentCallback: func(ar *mcap.AttachmentReader) error {
-			if ar.DataSize > maxRecord {
+			if ar.DataSize > uint64(limit) {
 				return fmt.Errorf("attachment %s of %d bytes", ar.Name, ar.DataSize)
 			}
 			b, err := io.ReadAll(ar.Data())
@@ -85,7 +111,10 @@ func Read(path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, 
 	var msg mcap.Message
 	buf := make([]byte, 1<<16)
 	for {
-		tok, rec, err := lex.Next(buf)
+		tok, rec, err := lexNext(lex, buf)
+		if errors.Is(err, ErrCorrupt) {
+			return out, fmt.Errorf("%s: after %d messages: %w", path, out.Messages, err)
+		}
 		if err != nil {
 			if attErr != nil {
 				return out, fmt.Errorf("%s: %w", path, attErr)
@@ -166,4 +195,17 @@ func Read(path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, 
 func isTruncation(err error) bool {
 	var tr *mcap.ErrTruncatedRecord
 	return errors.As(err, &tr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// lexNext is lex.Next, with a panic of the lexer an error wrapping
+// ErrCorrupt: mcap v1.7.0 indexes its buffers with lengths from the file
+// (a chunk's compression name longer than 24 bytes panics), and a corrupt
+// file must not end the program.
+func lexNext(lex *mcap.Lexer, buf []byte) (tok mcap.TokenType, rec []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			tok, rec, err = mcap.TokenError, nil, fmt.Errorf("%w: the MCAP reader failed: %v", ErrCorrupt, p)
+		}
+	}()
+	return lex.Next(buf)
 }

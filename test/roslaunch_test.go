@@ -28,7 +28,9 @@ func launchEnv(t *testing.T) *rosenv.Env {
 		}
 	}
 	env.Vars = append(env.Vars, "ROS_PACKAGE_PATH="+pkg, "TCS_BIN="+tcsBin,
-		"TCS_ATTACH_SOCKET="+filepath.Join(t.TempDir(), "attach.sock"))
+		// (A directory tcs creates: it must be the invoking user's,
+		// SUDO_UID's when the suite runs under sudo, not root's TempDir.)
+		"TCS_ATTACH_SOCKET="+filepath.Join(t.TempDir(), "attach", "attach.sock"))
 	return env
 }
 

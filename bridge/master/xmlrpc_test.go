@@ -203,13 +203,44 @@ func FuzzDecodeCall(f *testing.F) {
 	})
 }
 
-// FuzzDecodeResponse checks that the response decoder never panics.
+// FuzzDecodeResponse checks that the response decoder never panics, that
+// a value it decodes encodes and decodes again to the same value, and a
+// fault to the same fault.
 func FuzzDecodeResponse(f *testing.F) {
 	for _, name := range []string{"rospy_response.xml", "rospy_fault.xml"} {
 		f.Add(readFixture(f, name))
 	}
+	f.Add([]byte(`<methodResponse><params><param><value><array><data><value><i4>1</i4></value><value>s</value><value><double>-0.5</double></value></data></array></value></param></params></methodResponse>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		decodeResponse(bytes.NewReader(b)) //nolint:errcheck // only looking for panics
+		v, err := decodeResponse(bytes.NewReader(b))
+		var buf bytes.Buffer
+		var flt *fault
+		switch {
+		case errors.As(err, &flt):
+			if err := encodeFault(&buf, flt); err != nil {
+				t.Fatalf("encode fault %+v: %v", flt, err)
+			}
+		case err != nil:
+			if v != nil {
+				t.Fatalf("value %#v with error %v", v, err)
+			}
+			return
+		default:
+			if err := encodeResponse(&buf, v); err != nil {
+				t.Fatalf("encode %#v: %v", v, err)
+			}
+		}
+		v2, err2 := decodeResponse(&buf)
+		if flt != nil {
+			var flt2 *fault
+			if !errors.As(err2, &flt2) || flt2.Code != flt.Code || flt2.Message != normalizeEOL(flt.Message) {
+				t.Fatalf("fault round trip: %+v -> %v", flt, err2)
+			}
+			return
+		}
+		if err2 != nil || !equalValues(v, v2) {
+			t.Fatalf("round trip: %#v -> %#v, %v", v, v2, err2)
+		}
 	})
 }
 

@@ -49,7 +49,7 @@ usage:
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
   tcs attach --name N [--robot R --period P --priority K --class C] -- CMD [ARGS]
                                   join a starting run as its client N (attach: true), e.g. as a
-                                  roslaunch launch-prefix; socket $TCS_ATTACH_SOCKET or /run/tcs/attach.sock
+                                  roslaunch launch-prefix; socket $TCS_ATTACH_SOCKET or /run/tcs/attach/attach.sock
   tcs node NAME [ROS ARGS]        run a bundled ROS 1 node (goroslib): pd, prey, predator, planner
   tcs experiment pendulum|pursuit [--trials N] [--out DIR]
                                   reproduce the papers' experiments; writes DIR/report.md

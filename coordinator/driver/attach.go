@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -27,8 +26,10 @@ import (
 // start-up phase only.
 
 // DefaultAttachSocket is where a run listens for tcs attach unless
-// TCS_ATTACH_SOCKET names another path.
-const DefaultAttachSocket = "/run/tcs/attach.sock"
+// TCS_ATTACH_SOCKET names another path. The socket's directory is the
+// run's own (mode 0700, owned by the invoking user): not /run/tcs, which
+// every user's lock files share.
+const DefaultAttachSocket = "/run/tcs/attach/attach.sock"
 
 // attachWait is how long tcs attach waits for a run to listen.
 const attachWait = 30 * time.Second
@@ -75,22 +76,43 @@ func (r *runner) openAttach() error {
 	if !need {
 		return nil
 	}
-	path := AttachSocket()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("attach socket: %w", err)
-	}
-	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
-		c.Close()
-		return fmt.Errorf("attach socket %s: another run listens there; set TCS_ATTACH_SOCKET to another path for one of them", path)
-	}
-	_ = os.Remove(path)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	owner, err := linux.Invoker()
 	if err != nil {
-		return fmt.Errorf("attach socket: %w", err)
+		return fmt.Errorf("attach socket: whom the run is for: %w", err)
+	}
+	ln, err := listenAttach(AttachSocket(), owner)
+	if err != nil {
+		return err
 	}
 	r.attachLn = ln
-	r.log.Info().Str("socket", path).Msg("waiting for attached clients (tcs attach)")
+	r.log.Info().Str("socket", AttachSocket()).Int("uid", owner.Uid).Msg("waiting for attached clients (tcs attach)")
 	return nil
+}
+
+// listenAttach listens on the attach socket path for owner: mode 0600 in
+// a directory of mode 0700, both owned by owner (linux.ListenPrivate).
+func listenAttach(path string, owner linux.Cred) (*net.UnixListener, error) {
+	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("attach socket %s: another run listens there; set TCS_ATTACH_SOCKET to another path for one of them", path)
+	}
+	ln, err := linux.ListenPrivate(path, owner)
+	if err != nil {
+		return nil, fmt.Errorf("attach socket: %w", err)
+	}
+	return ln, nil
+}
+
+// attachPeerOK says why a peer of the attach socket may not attach, or ""
+// when it may: only the invoking user (owner) and root, whom the socket's
+// modes let through, are served. Those modes keep other users out; this
+// check holds when they do not (a directory loosened by hand, a socket
+// passed on).
+func attachPeerOK(peer, owner linux.Cred) string {
+	if peer.Uid == owner.Uid || peer.Uid == 0 {
+		return ""
+	}
+	return fmt.Sprintf("peer pid %d runs as uid %d; only uid %d (the invoking user) and root may attach", peer.Pid, peer.Uid, owner.Uid)
 }
 
 func (r *runner) closeAttach() {
@@ -106,6 +128,10 @@ func (r *runner) acceptAttach() {
 	if r.attachLn == nil {
 		return
 	}
+	owner, err := linux.Invoker() // as openAttach found it
+	if err != nil {
+		return
+	}
 	for {
 		// (A deadline already past would not even look.)
 		_ = r.attachLn.SetDeadline(time.Now().Add(time.Millisecond))
@@ -113,7 +139,20 @@ func (r *runner) acceptAttach() {
 		if err != nil {
 			return
 		}
-		if err := r.attach(conn); err != nil {
+		peer, err := linux.PeerCred(conn)
+		if err != nil {
+			r.log.Warn().Err(err).Msg("tcs attach refused: no peer credentials")
+			conn.Close()
+			continue
+		}
+		if why := attachPeerOK(peer, owner); why != "" {
+			// Another user's process: refused without an answer, and the
+			// run goes on (it must not be able to stop the run).
+			r.log.Warn().Int("uid", peer.Uid).Int("pid", peer.Pid).Msg("tcs attach refused: " + why)
+			conn.Close()
+			continue
+		}
+		if err := r.attach(conn, peer.Pid); err != nil {
 			// A launch file that does not match its scenario: the node
 			// it meant will not come, so the run stops now.
 			r.log.Warn().Err(err).Msg("tcs attach refused")
@@ -128,12 +167,8 @@ func (r *runner) acceptAttach() {
 // attach answers one tcs attach: it checks the request against the
 // scenario, sends the client's place, waits until the process says it is
 // gated and adopts it.
-func (r *runner) attach(conn *net.UnixConn) error {
+func (r *runner) attach(conn *net.UnixConn, pid int) error {
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	pid, err := linux.PeerPID(conn)
-	if err != nil {
-		return err
-	}
 	rd := bufio.NewReader(conn)
 	var req attachRequest
 	line, err := rd.ReadBytes('\n')

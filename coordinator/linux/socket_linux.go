@@ -2,8 +2,6 @@ package linux
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -70,22 +68,4 @@ func RecvSome(fd int, b []byte) (int, error) {
 		}
 		return n, nil
 	}
-}
-
-// PeerPID returns the process id of the peer of a unix socket
-// (SO_PEERCRED).
-func PeerPID(c *net.UnixConn) (int, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return 0, fmt.Errorf("peer credentials: %w", err)
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return 0, fmt.Errorf("peer credentials: %w", err)
-	}
-	if cerr != nil {
-		return 0, os.NewSyscallError("getsockopt SO_PEERCRED", cerr)
-	}
-	return int(cred.Pid), nil
 }

@@ -8,7 +8,7 @@ tcs run starts first; the node is launched with prefix='tcs attach --name
 <client> --', so it registers with the run, is gated and gets its ROS
 arguments (use_sim_time, private clock, namespace) appended after the
 launch's own. The attach socket is $TCS_ATTACH_SOCKET (default
-/run/tcs/attach.sock). tcs must be on PATH, built with the ros2 tag. Not run
+/run/tcs/attach/attach.sock). tcs must be on PATH, built with the ros2 tag. Not run
 on a ROS 2 installation yet: see the README.
 """
 

@@ -131,12 +131,15 @@ func (w *Writer) Octets(v []byte) {
 	w.Buf = append(w.Buf, v...)
 }
 
+// MaxTime is the latest builtin_interfaces/Time in ns: 2^31−1 s and
+// 999,999,999 ns.
+const MaxTime = int64(math.MaxInt32)*1e9 + 999_999_999
+
 // Time writes a builtin_interfaces/Time (int32 sec, uint32 nanosec) for
-// ns nanoseconds (negative times are written as 0).
+// ns nanoseconds, clamped to [0, MaxTime]: negative times are written as
+// 0, later ones as MaxTime (the seconds would wrap to a negative time).
 func (w *Writer) Time(ns int64) {
-	if ns < 0 {
-		ns = 0
-	}
+	ns = max(0, min(ns, MaxTime))
 	w.Int32(int32(ns / 1e9))
 	w.Uint32(uint32(ns % 1e9))
 }
