@@ -20,7 +20,11 @@
 // Humble, 16 from Iron: NodeConf.Distro) so that `ros2 node list` shows
 // the bridge as /tcs. Cyclone is bound to 127.0.0.1 with unicast discovery
 // by default (LoopbackConfig), and clients are told ROS_LOCALHOST_ONLY=1 /
-// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST.
+// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and, unless the user's environment
+// has one, CYCLONEDDS_URI=ClientConfig: a Jazzy rmw_cyclonedds node with the
+// LOCALHOST range alone advertises its default interface (eth0), which the
+// loopback-bound bridge cannot reach, and never matches its clock. tcs run
+// prints what another shell must export to see the run (Gate.ToolEnv).
 //
 // The C part (shim.c) uses Cyclone's 0.10 ddsi headers (sertype/serdata),
 // renamed in 0.11: it is pinned to the 0.10 line.
