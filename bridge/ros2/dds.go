@@ -75,7 +75,8 @@ type NodeConf struct {
 	// Config is a whole Cyclone XML configuration that replaces the one
 	// built from Interface (optional).
 	Config string
-	// Distro selects the ros_discovery_info layout. Default Humble.
+	// Distro selects the ros_discovery_info layout. Default Humble (the
+	// zero value; StartBridge defaults to Jazzy's).
 	Distro rmsgs.Distro
 	// Namespace and Name are the node's, as ros2 node list shows it.
 	// Default "/" and "tcs".
