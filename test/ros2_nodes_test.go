@@ -499,7 +499,7 @@ func TestROS2GraphFromAnotherShell(t *testing.T) {
 			t.Errorf("ros2 topic list: no %q in\n%s", want, topics)
 		}
 	}
-	clock := shell("ros2 topic echo --once /clock rosgraph_msgs/msg/Clock")
+	clock := shell("ros2 topic echo --no-daemon --once /clock rosgraph_msgs/msg/Clock")
 	if !strings.Contains(clock, "clock:") || !strings.Contains(clock, "sec:") {
 		t.Errorf("ros2 topic echo /clock:\n%s", clock)
 	}
