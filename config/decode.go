@@ -505,7 +505,7 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 			enum(d, n, "ros.transport", &s.ROS.Transport, ParseTransport, "ros2")
 		}
 		if n := rf["distro"]; n != nil {
-			d.str(n, "ros.distro", &s.ROS.Distro, "humble")
+			d.str(n, "ros.distro", &s.ROS.Distro, "jazzy")
 		}
 		if n := rf["relay"]; n != nil {
 			items, _ := d.list(n, "ros.relay", "- {topic: /arm/plan, from: planner}")

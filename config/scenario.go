@@ -114,9 +114,10 @@ type ROS struct {
 	// master) or ros2 (DDS through Cyclone DDS; needs a tcs built with the
 	// ros2 tag).
 	Transport Transport `yaml:"transport"`
-	// Distro is the ROS 2 distribution the nodes run (ros2 only): humble
-	// (default; also foxy, galactic) or iron, jazzy, kilted, rolling — the
-	// layout of ros_discovery_info differs.
+	// Distro is the ROS 2 distribution the nodes run (ros2 only): jazzy
+	// (default; also iron, kilted, rolling) or humble (also foxy,
+	// galactic) — the layout of ros_discovery_info differs (Gid of 16
+	// bytes from Iron on, 24 up to Humble).
 	Distro string `yaml:"distro"`
 }
 

@@ -69,12 +69,19 @@ type result struct {
 // runTCS runs `tcs run` with args and reads the summary it wrote.
 func runTCS(t *testing.T, timeout time.Duration, args ...string) result {
 	t.Helper()
+	return runTCSEnv(t, nil, timeout, args...)
+}
+
+// runTCSEnv is runTCS with the environment env (nil: the test's).
+func runTCSEnv(t *testing.T, env []string, timeout time.Duration, args ...string) result {
+	t.Helper()
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	argv := append([]string{"run"}, args...)
 	argv = append(argv, "--out", out, "--quiet", "--wait", "10m")
 	cmd := exec.CommandContext(ctx, tcsBin, argv...)
+	cmd.Env = env
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()

@@ -26,7 +26,7 @@ type Bridge struct {
 func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error) {
 	distro, err := rmsgs.ParseDistro(sc.ROS.Distro)
 	if sc.ROS.Distro == "" {
-		distro, err = rmsgs.Humble, nil
+		distro, err = rmsgs.Iron, nil // Jazzy, the ROS 2 release tcs is tested with
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: ros.distro: %w", sc.File, err)

@@ -75,7 +75,8 @@ type NodeConf struct {
 	// Config is a whole Cyclone XML configuration that replaces the one
 	// built from Interface (optional).
 	Config string
-	// Distro selects the ros_discovery_info layout. Default Humble.
+	// Distro selects the ros_discovery_info layout. Default Humble (the
+	// zero value; StartBridge defaults to Jazzy's).
 	Distro rmsgs.Distro
 	// Namespace and Name are the node's, as ros2 node list shows it.
 	// Default "/" and "tcs".
@@ -113,6 +114,21 @@ const LoopbackConfig = `<CycloneDDS><Domain Id="any"><General><Interfaces>` +
 	`<NetworkInterface address="127.0.0.1"/></Interfaces><AllowMulticast>false</AllowMulticast></General>` +
 	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>119</MaxAutoParticipantIndex>` +
 	`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`
+
+// ClientConfig is the Cyclone configuration (CYCLONEDDS_URI) tcs gives its
+// clients, and tells a user to export for the ros2 tools, when the bridge
+// is bound to loopback: the same interface, no multicast, unicast
+// discovery of the participants on this host. Without it a Jazzy node does
+// not meet the bridge: rmw_cyclonedds's LOCALHOST discovery range turns
+// multicast off and adds localhost as a peer, but does not choose the
+// interface, so the node advertises its default interface's address (eth0),
+// which a bridge listening on 127.0.0.1 cannot reach, and never matches its
+// clock. rmw_cyclonedds appends its own settings for the range after this
+// (Cyclone merges them).
+const ClientConfig = `<CycloneDDS><Domain Id="any"><General><Interfaces>` +
+	`<NetworkInterface address="127.0.0.1"/></Interfaces><AllowMulticast>false</AllowMulticast></General>` +
+	`<Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers></Discovery>` +
+	`</Domain></CycloneDDS>`
 
 func ddsErr(what string, rc C.dds_return_t) error {
 	if rc >= 0 {
@@ -434,6 +450,13 @@ func (n *Node) announce() error {
 	}
 	return nil
 }
+
+// Loopback reports whether the node is bound to loopback with tcs's own
+// configuration (LoopbackConfig).
+func (n *Node) Loopback() bool { return n.conf.Interface == "127.0.0.1" && n.conf.Config == "" }
+
+// Domain is the node's DDS domain (ROS_DOMAIN_ID).
+func (n *Node) Domain() int { return n.conf.Domain }
 
 // Announce republishes ros_discovery_info (after endpoints were added).
 func (n *Node) Announce() error { return n.announce() }

@@ -5,6 +5,7 @@ package ros2
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -295,12 +296,48 @@ func (g *Gate) Args(i int) []string {
 	return args
 }
 
-// Env returns the environment client i needs: the bridge's domain, and
-// discovery on this host only when the bridge is bound to loopback.
+// Env returns the environment client i needs: the bridge's domain and,
+// when the bridge is bound to loopback, discovery on this host only and
+// (unless the user's environment has a CYCLONEDDS_URI, which the client
+// then inherits) a Cyclone configuration bound to loopback (ClientConfig):
+// a Jazzy node needs it to meet the bridge.
 func (g *Gate) Env(i int) []string {
-	env := []string{fmt.Sprintf("ROS_DOMAIN_ID=%d", g.node.conf.Domain)}
-	if g.node.conf.Interface == "127.0.0.1" && g.node.conf.Config == "" {
+	return ClientEnv(g.node.Domain(), g.node.Loopback(), os.Getenv("CYCLONEDDS_URI") != "")
+}
+
+// ClientEnv is what a client of a bridge on domain needs in its
+// environment (loopback: the bridge is bound to 127.0.0.1; userURI: the
+// user's environment has a CYCLONEDDS_URI, kept).
+func ClientEnv(domain int, loopback, userURI bool) []string {
+	env := []string{fmt.Sprintf("ROS_DOMAIN_ID=%d", domain)}
+	if loopback {
 		env = append(env, "ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
+		if !userURI {
+			env = append(env, "CYCLONEDDS_URI="+ClientConfig)
+		}
+	}
+	return env
+}
+
+// ToolEnv is what a user must export in another shell for the ros2 tools
+// (ros2 topic list, ros2 node list, ros2 bag record) to see the run, as
+// shell words; nil when nothing is needed.
+func (g *Gate) ToolEnv() []string {
+	if !g.node.Loopback() {
+		return nil
+	}
+	var env []string
+	if d := g.node.Domain(); d != 0 {
+		env = append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", d))
+	}
+	env = append(env, "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
+	if g.node.conf.Distro == rmsgs.Humble {
+		env = append(env, "ROS_LOCALHOST_ONLY=1")
+	}
+	if u := os.Getenv("CYCLONEDDS_URI"); u != "" {
+		env = append(env, "CYCLONEDDS_URI="+u)
+	} else {
+		env = append(env, "CYCLONEDDS_URI="+ClientConfig)
 	}
 	return env
 }

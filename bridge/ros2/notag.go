@@ -28,5 +28,8 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (*Bridge, error) {
 	return nil, ErrNotBuilt
 }
 
+// ToolEnv is nil: there is no bridge.
+func (b *Bridge) ToolEnv() []string { return nil }
+
 // Close does nothing.
 func (b *Bridge) Close() error { return nil }

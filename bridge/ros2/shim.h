@@ -65,10 +65,11 @@ dds_return_t tcs_wait_acks(dds_entity_t wr, int64_t timeout_ns);
 // Cyclone's receive and delivery threads (recv*, dq.*), for tcs_settle;
 // it returns how many.
 int tcs_watch_threads(void);
-// tcs_settle waits, up to max_ns, until every watched thread sleeps: then
-// every datagram that was in a Cyclone socket when it was called has been
-// processed (its sample is in its reader, the eventfd told). It returns 1
-// when settled, 0 on timeout.
+// tcs_settle waits, up to max_ns, until every watched thread sleeps and no
+// datagram waits unread in this process's UDP sockets (FIONREAD; they are
+// found by tcs_watch_threads): then every datagram that was in a Cyclone
+// socket when it was called has been processed (its sample is in its
+// reader, the eventfd told). It returns 1 when settled, 0 on timeout.
 int tcs_settle(int64_t max_ns);
 
 #endif

@@ -265,6 +265,12 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		}()
 		rc.Bridge = b
 		fmt.Fprintln(stderr, "tcs: ROS 2 over Cyclone DDS (loopback), node /tcs")
+		if os.Getenv("CYCLONEDDS_URI") != "" {
+			fmt.Fprintln(stderr, "tcs: the clients keep your CYCLONEDDS_URI: it must bind 127.0.0.1 (<NetworkInterface address=\"127.0.0.1\"/>) for them to meet tcs")
+		}
+		if env := b.ToolEnv(); len(env) > 0 {
+			fmt.Fprintf(stderr, "tcs: to see this run from another shell (ros2 topic list, ros2 node list, ros2 bag record), export:\n  export %s\n", shellWords(env))
+		}
 	} else if sc.HasROS() {
 		b, err := ros1.StartBridge(sc, logger.With().Str("part", "ros1").Logger())
 		if err != nil {
@@ -313,6 +319,20 @@ func dropROSArgs(args []string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// shellWords quotes each VAR=value for a POSIX shell (single quotes
+// around values with characters a shell would read).
+func shellWords(env []string) string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.ContainsAny(v, " <>\"'&;|$`*?()[]{}!#~\\") {
+			v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		}
+		out[i] = k + "=" + v
+	}
+	return strings.Join(out, " ")
 }
 
 // splitFile lets the scenario file come before the flags (tcs run FILE

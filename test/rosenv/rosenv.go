@@ -1,4 +1,5 @@
-// Package rosenv runs Debian's ROS 1 tools and nodes from Go tests: an
+// Package rosenv runs Debian's ROS 1 tools and nodes, and a ROS 2 install's
+// (NewROS2, ros2.go), from Go tests: an
 // environment pointing at a given master, commands with timeouts, background
 // processes in their own process groups (stopped by the test's cleanup), and
 // polling. Tests skip, saying what to install, where ROS is missing:
