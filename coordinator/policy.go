@@ -106,7 +106,8 @@ type Policy struct {
 	robots  []robot
 
 	t        int64 // the world's time T
-	wallZero int64 // free mode: wall time of the first decision
+	wallZero int64 // free mode and MaxRTF: wall time of the first decision
+	wall     int64 // the wall time Next was last given
 	started  bool
 	finished bool
 	end      Action
@@ -294,6 +295,7 @@ func (p *Policy) Next(wall int64) Action {
 		p.started = true
 		p.wallZero = wall
 	}
+	p.wall = wall
 	if a, ok := p.apply(); ok {
 		return a
 	}
@@ -458,6 +460,13 @@ func (p *Policy) step(to int64) Action {
 		// their own: they must not be left behind.
 		p.probed = true
 		return Action{Kind: KindProbe}
+	}
+	if p.conf.MaxRTF > 0 && p.conf.Mode != Free && to%p.conf.Step == 0 {
+		// A run held to MaxRTF takes each step boundary no earlier than its
+		// wall instant, so that recorders and viewers keep up.
+		if due := p.wallZero + int64(float64(to)/p.conf.MaxRTF); p.wall < due {
+			return Action{Kind: KindHold, Until: due}
+		}
 	}
 	p.t = to
 	p.steps++

@@ -20,7 +20,7 @@ import (
 //
 // Commands (times take a unit: ns, us, ms, s; clients are named):
 //
-//	conf mode=consistent|lockstep|free quantum=1ms step=1ms duration=10ms [latecap=200us] [continue] [hold] [compensation]
+//	conf mode=consistent|lockstep|free quantum=1ms step=1ms duration=10ms [latecap=200us] [maxrtf=1] [continue] [hold] [compensation]
 //	client NAME [robot=0] prio=10 class=periodic|best-effort [period=1ms] [api=native|plain|ros] [scale=1] [observed]
 //	new                           build the policy from conf and clients
 //	next [N]                      the next N actions (default 1); a Dispatch ends the list
@@ -232,6 +232,9 @@ func (s *scriptRun) do(cmd string) (string, error) {
 		if v, ok := args["robots"]; ok {
 			s.conf.Robots, _ = strconv.Atoi(v)
 		}
+		if v, ok := args["maxrtf"]; ok {
+			s.conf.MaxRTF, _ = strconv.ParseFloat(v, 64)
+		}
 	case "client":
 		cc := ClientConf{Name: pos[0], Class: Periodic}
 		cc.Robot, _ = strconv.Atoi(args["robot"])
@@ -270,7 +273,7 @@ func (s *scriptRun) do(cmd string) (string, error) {
 			s.ran, s.out = a.Kind == KindDispatch, a.Client
 			lines = append(lines, a.String())
 			lines = append(lines, s.log...)
-			if a.Kind == KindDispatch || a.Kind == KindFinish || a.Kind == KindProbe || a.Kind == KindWait {
+			if a.Kind == KindDispatch || a.Kind == KindFinish || a.Kind == KindProbe || a.Kind == KindWait || a.Kind == KindHold {
 				break
 			}
 		}

@@ -138,6 +138,11 @@ type Conf struct {
 	Compensation bool
 	// RTF is the free mode's real-time factor; 0 steps as fast as possible.
 	RTF float64
+	// MaxRTF caps the real-time factor of a consistent or lockstep run: the
+	// world takes a step boundary t only once the wall clock (Next's wall)
+	// is t / MaxRTF past the first decision (KindHold until then); 0 means
+	// no cap.
+	MaxRTF float64
 	// ContinueOnExit keeps the run going when a client exits; by default the
 	// run finishes.
 	ContinueOnExit bool
@@ -224,6 +229,9 @@ const (
 	KindProbe
 	// KindWait (free mode): let the clients run until wall time Until.
 	KindWait
+	// KindHold: keep every client where it is until wall time Until (a
+	// run held to Conf.MaxRTF), then ask again.
+	KindHold
 	// KindDeliver: hand the message between clients kept in Slot (see
 	// Policy.Relay), published at virtual time To, to Client, whose
 	// progress is Now; report with Delivered if it got there.
@@ -248,6 +256,8 @@ func (k Kind) String() string {
 		return "probe"
 	case KindWait:
 		return "wait"
+	case KindHold:
+		return "hold"
 	case KindDeliver:
 		return "deliver"
 	case KindFinish:
@@ -326,6 +336,8 @@ func (a Action) String() string {
 		return "probe"
 	case KindWait:
 		return fmt.Sprintf("wait until=%d", a.Until)
+	case KindHold:
+		return fmt.Sprintf("hold until=%d", a.Until)
 	case KindDeliver:
 		return fmt.Sprintf("deliver c%d slot=%d at=%d now=%d", a.Client, a.Slot, a.To, a.Now)
 	case KindFinish:

@@ -309,6 +309,7 @@ func (r *runner) prepare() error {
 		Robots:         len(sc.Robots),
 		Compensation:   comp,
 		RTF:            sc.Free.RTF,
+		MaxRTF:         sc.MaxRTF,
 		ContinueOnExit: sc.OnExit == config.OnExitContinue,
 	}
 	if sc.Actuation == config.ActuationHold {
@@ -782,10 +783,9 @@ func (r *runner) loop() error {
 			}
 		case coordinator.KindStep:
 			r.step(a)
-			if r.paced(a) {
-				if err := r.pace(a.To); err != nil {
-					return err
-				}
+		case coordinator.KindHold:
+			if err := r.hold(a.Until); err != nil {
+				return err
 			}
 		case coordinator.KindDeliver:
 			r.deliverMsg(a)
@@ -941,12 +941,6 @@ func (r *runner) uncharge(c *runClient, ex, w0 int64) {
 	}
 }
 
-// paced reports whether step a is followed by pace: a step boundary of a
-// run held to max_rtf.
-func (r *runner) paced(a coordinator.Action) bool {
-	return a.Boundary && r.sc.MaxRTF > 0 && r.sc.Mode != config.ModeFree
-}
-
 // apply applies the actuator command of Apply action a to the world.
 func (r *runner) apply(a coordinator.Action) {
 	r.world.SetCommand(a.Robot, r.cmd[a.Slot][:r.cmdN[a.Slot]])
@@ -970,18 +964,17 @@ func (r *runner) tag(t uint64) {
 	}
 }
 
-// pace holds the run (every client off the CPU) until wall time reaches
-// virtual time t / max_rtf since the loop began.
-func (r *runner) pace(t int64) error {
-	due := r.wallStart + int64(float64(t)/r.sc.MaxRTF)
+// hold keeps every client where it is (off the CPU) until wall time until
+// (the policy's KindHold), serving what arrives meanwhile.
+func (r *runner) hold(until int64) error {
 	for r.ended == "" {
 		now := r.clk.Monotonic()
-		if now >= due {
+		if now >= until {
 			return nil
 		}
-		w, err := r.mech.Poll(due - now)
+		w, err := r.mech.Poll(until - now)
 		if err != nil {
-			return fmt.Errorf("pace: %w", err)
+			return fmt.Errorf("hold: %w", err)
 		}
 		for k := 0; k < w.N; k++ {
 			r.tag(w.Tags[k])
