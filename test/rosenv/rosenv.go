@@ -135,6 +135,11 @@ func (r *Env) Start(name string, args ...string) *Proc {
 	p.cmd.Stdout = &p.out
 	p.cmd.Stderr = &p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// roslaunch starts its nodes in sessions of their own: one that
+	// outlives it keeps the output pipe open, and Wait would wait for it
+	// forever (a loaded machine made a test hang so). Wait gives the pipe
+	// that long after the process ended, and Stop ends such nodes.
+	p.cmd.WaitDelay = 2 * time.Second
 	if err := p.cmd.Start(); err != nil {
 		r.T.Fatalf("start %s: %v", name, err)
 	}
@@ -142,8 +147,31 @@ func (r *Env) Start(name string, args ...string) *Proc {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
-	r.T.Cleanup(func() { p.Stop() })
+	r.T.Cleanup(func() {
+		p.Stop()
+		r.killLeftovers()
+	})
 	return p
+}
+
+// killLeftovers ends, by pid, the processes still running from this
+// environment's private folder (its nodes' command lines name it): nodes
+// a launcher started in sessions of their own, which outlived it.
+func (r *Env) killLeftovers() {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte(r.Dir+"/")) {
+			syscall.Kill(pid, syscall.SIGKILL) //nolint:errcheck // may be gone
+		}
+	}
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after 5 s, and
