@@ -99,6 +99,7 @@ type Mechanism struct {
 	afterRaise func()
 
 	det      *detector
+	parked   bool // the detector is parked (ParkDetector)
 	procs    []*Proc
 	cur      *Proc
 	armed    bool
@@ -1274,6 +1275,7 @@ func (m *Mechanism) ParkDetector(park bool) error {
 	if park {
 		v = 1
 	}
+	m.parked = park
 	return linux.StoreWake(m.det.park, v)
 }
 
