@@ -185,7 +185,7 @@ func TestInteropRospyNode(t *testing.T) {
 	// Stopped, it unregisters its topics and services (not its parameter
 	// subscriptions: rospy never ends those, with rosmaster too).
 	if node.Stop() {
-		t.Fatalf("the rospy node did not exit within 5 s of SIGTERM, so it could not unregister; its output:\n%s", node.Output())
+		t.Fatalf("the rospy node did not exit within 15 s of SIGTERM, so it could not unregister; its output:\n%s", node.Output())
 	}
 	eventually(t, 10*time.Second, "node unregistered", func() (bool, string) {
 		got := fmt.Sprint(rpc(t, r.m.URI(), "getSystemState", "/t"))

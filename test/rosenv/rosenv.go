@@ -174,14 +174,16 @@ func (r *Env) killLeftovers() {
 	}
 }
 
-// Stop sends SIGTERM to the process group, then SIGKILL after 5 s, and
-// waits for the process.
+// Stop sends SIGTERM to the process group, then SIGKILL after 15 s, and
+// waits for the process. (rospy's shutdown joins its threads with 5 s
+// timeouts each: a node whose thread lingers takes over 5 s to exit, seen
+// on a loaded machine.)
 func (p *Proc) Stop() (killed bool) {
 	pgid := p.cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGTERM) //nolint:errcheck // may be gone
 	select {
 	case <-p.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(15 * time.Second):
 		syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck
 		<-p.done
 		killed = true
