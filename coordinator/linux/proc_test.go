@@ -88,7 +88,12 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestReadStatSelf(t *testing.T) {
-	st, err := ReadStat(os.Getpid(), 0)
+	// This thread's own stat: it runs while it reads it. (The process's
+	// stat is its main thread's, which may be asleep while the test runs
+	// on another thread.)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	st, err := ReadStat(os.Getpid(), Gettid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +101,8 @@ func TestReadStatSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pid != os.Getpid() || st.State != 'R' || st.NumThreads < 1 {
-		t.Errorf("stat of self: %+v", st)
+	if st.Pid != Gettid() || st.State != 'R' || st.NumThreads < 1 {
+		t.Errorf("stat of this thread: %+v", st)
 	}
 	d, err := OpenTaskDir(os.Getpid())
 	if err != nil {
