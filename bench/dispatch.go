@@ -227,6 +227,11 @@ func goCycle(opts DispatchOpts, n int) (st Stats, err error) {
 			if err != nil {
 				return err
 			}
+			if !w.Blocked && !w.Timer && w.Exited == nil && w.N == 0 {
+				// Its exec ended (a client that blocked inside its exec,
+				// paging in, finishes it in a later Run): not a cycle.
+				continue
+			}
 			if !w.Blocked {
 				return fmt.Errorf("bench dispatch: sleeping client woke the coordinator without blocking: %+v", w)
 			}
