@@ -1019,14 +1019,18 @@ func (r *runner) release(a coordinator.Action) {
 	if c.ros {
 		c.published, c.held = false, false
 		if !r.bridge.ClientClock(a.Client, a.Now) {
-			// The node no longer listens to its clock: it is shutting
-			// down (or unsubscribed). It is no longer periodic.
 			c.noClock++
-			if c.noClock == 1 {
-				r.log.Warn().Str("client", c.conf.Name).Float64("virtual_s", float64(a.Now)/1e9).
-					Msg("the node stopped listening to its clock: no longer scheduled as periodic (shutting down?)")
+			// Over ROS 1 the clock's TCP connection says for sure that the
+			// node closed it (it is shutting down): it is no longer
+			// periodic. A DDS write reports no such thing reliably (a
+			// reader matched late), so over ROS 2 the release stands.
+			if r.sc.ROS.Transport == config.TransportROS1 {
+				if c.noClock == 1 {
+					r.log.Warn().Str("client", c.conf.Name).Float64("virtual_s", float64(a.Now)/1e9).
+						Msg("the node stopped listening to its clock: no longer scheduled as periodic (shutting down?)")
+				}
+				r.pol.ClockLost(a.Client)
 			}
-			r.pol.ClockLost(a.Client)
 		}
 		return
 	}
