@@ -273,7 +273,7 @@ func (p *Policy) Stats(c int) ClientStats {
 		// not change the client).
 		// (An activation may begin before the world reaches its instant,
 		// when its robot's clock has: its period counts from then.)
-		st.Periods = max(periods(p.t, cl.conf.Period), cl.slot)
+		st.Periods = max(ceilDiv(p.t, cl.conf.Period), cl.slot)
 		tmp := *cl
 		if n := st.Periods; n > tmp.slot {
 			p.loseUntil(&tmp, n, p.robots[cl.conf.Robot].hostHit)
@@ -592,10 +592,8 @@ func (p *Policy) loseOwn(c *client, n int64, host bool) {
 	}
 }
 
-// periods is the number of activation instants k·P of a client of period
-// per before virtual time t.
-func periods(t, per int64) int64 { return ceilDiv(t, per) }
-
+// ceilDiv is ⌈a/b⌉ for a > 0, else 0: with b a period, the number of
+// activation instants k·P before a.
 func ceilDiv(a, b int64) int64 {
 	if a <= 0 {
 		return 0
