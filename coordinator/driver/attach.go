@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
@@ -56,15 +58,37 @@ type attachRequest struct {
 // attachReply is the run's answer: an error, or the client's place.
 type attachReply struct {
 	Error string   `json:"error,omitempty"`
-	CPU   int      `json:"cpu"`
-	Prio  int      `json:"prio"`
 	Args  []string `json:"args,omitempty"`
 	Env   []string `json:"env,omitempty"`
 }
 
-// attachReady is what tcs attach says once it is gated.
+// attachReady is what tcs attach says once it waits to exec: the thread
+// that will.
 type attachReady struct {
 	Tid int `json:"tid"`
+}
+
+// attachGated is the run's answer once it has gated that thread: exec.
+type attachGated struct {
+	Gated bool `json:"gated"`
+}
+
+// dupConn duplicates conn's socket: the attached process's end closes with
+// its exec (close-on-exec), which the duplicate sees as end of stream.
+func dupConn(conn *net.UnixConn) (int, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, fmt.Errorf("dup the attach connection: %w", derr)
+	}
+	return fd, nil
 }
 
 // openAttach listens on the attach socket when a client attaches.
@@ -187,7 +211,7 @@ func (r *runner) attach(conn *net.UnixConn, pid int) error {
 		return refuse(why)
 	}
 	c := r.clients[i]
-	rep := attachReply{CPU: r.mech.CPU(), Prio: r.mech.Base() - 3, Args: r.bridge.Args(i), Env: r.bridge.Env(i)}
+	rep := attachReply{Args: r.bridge.Args(i), Env: r.bridge.Env(i)}
 	for k, v := range c.conf.Env {
 		rep.Env = append(rep.Env, k+"="+v)
 	}
@@ -201,9 +225,16 @@ func (r *runner) attach(conn *net.UnixConn, pid int) error {
 	if err != nil {
 		return fmt.Errorf("pid %d as %q: no word that it is gated: %w", pid, req.Name, err)
 	}
-	p, err := r.mech.Adopt(pid, ready.Tid, c.conf.Name)
+	execFd, err := dupConn(conn)
+	if err != nil {
+		return fmt.Errorf("pid %d as %q: %w", pid, req.Name, err)
+	}
+	p, err := r.mech.Adopt(pid, ready.Tid, c.conf.Name, execFd)
 	if err != nil {
 		return err
+	}
+	if err := json.NewEncoder(conn).Encode(attachGated{Gated: true}); err != nil {
+		return fmt.Errorf("pid %d as %q: %w", pid, req.Name, err)
 	}
 	p.LogPath = "(its launcher's)"
 	p.Requeue = c.rosBE
@@ -308,7 +339,8 @@ func AttachMain(args []string, stderr io.Writer) int {
 		return fail(err)
 	}
 	var rep attachReply
-	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	rd := bufio.NewReader(conn)
+	line, err := rd.ReadBytes('\n')
 	if err == nil {
 		err = json.Unmarshal(line, &rep)
 	}
@@ -319,5 +351,19 @@ func AttachMain(args []string, stderr io.Writer) int {
 		return fail(errors.New(rep.Error))
 	}
 	ready := func(tid int) error { return json.NewEncoder(conn).Encode(attachReady{Tid: tid}) }
-	return fail(gateAndExec(rep.CPU, rep.Prio, ready, path, append(argv, rep.Args...), append(os.Environ(), rep.Env...)))
+	wait := func() error {
+		var g attachGated
+		line, err := rd.ReadBytes('\n')
+		if err == nil {
+			err = json.Unmarshal(line, &g)
+		}
+		if err == nil && !g.Gated {
+			err = errors.New("not gated")
+		}
+		if err != nil {
+			return fmt.Errorf("the run did not take this process (see its tcs.log): %w", err)
+		}
+		return nil
+	}
+	return fail(execGated(ready, wait, path, append(argv, rep.Args...), append(os.Environ(), rep.Env...)))
 }

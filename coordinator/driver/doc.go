@@ -25,8 +25,10 @@
 //     clients' pipes, child exits through pidfds), the park and waker that
 //     keep Go's scheduler passes off the clients' slices, and the thread
 //     lists of every client. Spawn (spawn.go) starts a client through a
-//     trampoline (tcs __spawn) that gates its threads at ℓ3 on the
-//     simulation CPU before the exec. The detector (detector.go) is a
+//     trampoline (tcs __spawn) that reports the thread that will exec and
+//     blocks; Spawn gates that one thread at ℓ3 on the simulation CPU from
+//     outside and lets it go, so the exec runs at the client's first
+//     dispatch. The detector (detector.go) is a
 //     separate process at ℓ2: it runs exactly when the dispatched client
 //     blocked.
 //   - The watchdog (watchdog.go), a thread at SCHED_FIFO 99 on the other
@@ -34,10 +36,16 @@
 //
 // # Rules that keep a run alive
 //
-//   - A client is never preempted inside its exec (Mechanism.Run arms no
-//     timer until the exec closed the trampoline's pipe): preempted there
-//     it holds its exec locks, and the dispatch thread reading its /proc
-//     files sleeps on them.
+//   - A client is never preempted or lowered inside its exec
+//     (Mechanism.Run waits for nothing but the exec's end or the client's
+//     exit): lowered there it holds its exec locks, and the dispatch thread
+//     reading its /proc files sleeps on them.
+//   - Nothing of a client changes its own scheduling before its exec: the
+//     trampoline is a Go program, and its runtime's threads, moved to ℓ3
+//     by the trampoline itself, ran at real-time priority on the other
+//     CPUs between their policy and affinity changes, or held a runtime
+//     lock behind the spinning detector (64 clients on a loaded machine
+//     stalled at t = 0 that way).
 //   - No file is written from the dispatch thread while clients are alive
 //     and it sits at ℓ0 on the simulation CPU: the clients end
 //     (Mechanism.Close) before the recording and summary are flushed.

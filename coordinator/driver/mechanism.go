@@ -99,7 +99,6 @@ type Mechanism struct {
 	afterRaise func()
 
 	det      *detector
-	parked   bool // the detector is parked (ParkDetector)
 	procs    []*Proc
 	cur      *Proc
 	armed    bool
@@ -294,7 +293,7 @@ func New(conf Conf) (m *Mechanism, err error) {
 		return nil, fmt.Errorf("mechanism: %w", err)
 	}
 	m.spawnReq = make(chan spawnReq)
-	go spawner(m.spawnReq)
+	go spawner(m.spawnReq, m.others)
 	m.parkCh, m.wakerDone = make(chan struct{}), make(chan struct{})
 	m.parkFrom.Store(m.clock.Monotonic() + yieldHidden)
 	go m.waker()
@@ -471,7 +470,12 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		}
 		m.armed = true
 	}
-	err := m.wait(&w, -1, gen)
+	var err error
+	if execing {
+		err = m.waitExec(p, &w)
+	} else {
+		err = m.wait(&w, -1, gen)
+	}
 	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.wake() {
 		// Every raised thread of p blocked, and some were dormant (wake
 		// has made them awake): one of those may be what the others wait
@@ -988,6 +992,48 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 	}
 }
 
+// waitExec waits, p dispatched inside its exec, until the exec is over or
+// p has exited: nothing else ends that dispatch, not even p sleeping (the
+// exec waits for the trampoline's other threads to end), since lowered
+// inside its exec p would hold the exec's locks. Whatever else becomes
+// ready meanwhile stays in the wait set for the next wait. An exec that
+// does not end in execWait ends the run with an error (the watchdog ends
+// every client before that).
+func (m *Mechanism) waitExec(p *Proc, w *Wake) error {
+	fds := []int{p.execFd, p.pidfd}
+	var ready [2]bool
+	deadline := m.clock.Monotonic() + int64(execWait)
+	for {
+		if err := linux.PollIn(fds, 100, ready[:]); err != nil {
+			return err
+		}
+		now := m.clock.Monotonic()
+		m.lastWake = now
+		if ready[0] || ready[1] {
+			if cpu, err := p.clock.Ns(p.clk); err == nil {
+				m.endCPU = cpu
+			}
+			if err := m.execEnded(p); err != nil {
+				return err
+			}
+			if ready[1] && !p.exited {
+				p.exited = true
+				if err := m.ep.Del(p.pidfd); err != nil {
+					return err
+				}
+				w.Exited = p
+			}
+			return nil
+		}
+		if now > deadline {
+			return fmt.Errorf("client %q (pid %d): its exec did not end in %v of wall time", p.Name, p.Pid, execWait)
+		}
+	}
+}
+
+// execWait bounds an exec's wall time (see waitExec).
+const execWait = 60 * time.Second
+
 // execEnded forgets p's exec stream once its exec is over (or p is gone).
 func (m *Mechanism) execEnded(p *Proc) error {
 	if p.execFd < 0 {
@@ -998,6 +1044,7 @@ func (m *Mechanism) execEnded(p *Proc) error {
 	}
 	unix.Close(p.execFd)
 	p.execFd = -1
+	p.complete = false // the exec's threads are listed at the next lowering
 	return nil
 }
 
@@ -1118,6 +1165,19 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 		return nil
 	}
 	raise := prio == m.conf.Base-1
+	if p.execFd >= 0 {
+		// Until its exec is over p's one thread under control is the one
+		// that execs (gate); the trampoline's others end with the exec
+		// where they are, off the simulation CPU. The exec's new threads
+		// are listed at the first lowering after it (execEnded).
+		for _, tid := range p.tids {
+			if _, err := m.setThread(p, tid, prio); err != nil {
+				return err
+			}
+		}
+		p.released = false
+		return nil
+	}
 	newestFirst := p.Requeue && raise
 	for pass := 0; pass < 3; pass++ {
 		stale := false
@@ -1130,20 +1190,11 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 			if p.isDormant(i, tid) {
 				continue
 			}
-			err := m.prio.SetPriority(tid, prio)
-			switch {
-			case err == nil:
-			case errors.Is(err, unix.ESRCH):
-				stale = true
-			case errors.Is(err, unix.EINVAL):
-				// Not a real-time thread (released, or it changed its own
-				// policy): put it back under control.
-				if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
-					return fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
-				}
-			default:
-				return fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
+			gone, err := m.setThread(p, tid, prio)
+			if err != nil {
+				return err
 			}
+			stale = stale || gone
 		}
 		if !stale && raise && p.complete {
 			// Threads are created only by running threads, and p has
@@ -1171,6 +1222,26 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 	p.released = false
 	p.complete = false
 	return nil
+}
+
+// setThread puts thread tid of p at SCHED_FIFO prio; gone reports that
+// the thread no longer exists.
+func (m *Mechanism) setThread(p *Proc, tid, prio int) (gone bool, err error) {
+	err = m.prio.SetPriority(tid, prio)
+	switch {
+	case err == nil:
+	case errors.Is(err, unix.ESRCH):
+		return true, nil
+	case errors.Is(err, unix.EINVAL):
+		// Not a real-time thread (released, or it changed its own
+		// policy): put it back under control.
+		if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
+			return false, fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
+		}
+	default:
+		return false, fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
+	}
+	return false, nil
 }
 
 // UnknownExit is the exit code of an attached client, whose status goes to
@@ -1246,8 +1317,10 @@ func (m *Mechanism) Release(p *Proc) error {
 	if p.reaped {
 		return nil
 	}
-	if tids, err := p.tasks.List(p.tids); err == nil {
-		p.tids = tids
+	if p.execFd < 0 { // before its exec, its one thread under control (gate)
+		if tids, err := p.tasks.List(p.tids); err == nil {
+			p.tids = tids
+		}
 	}
 	for _, tid := range p.tids {
 		if err := linux.SetOther(tid); err != nil && !errors.Is(err, unix.ESRCH) {
@@ -1275,7 +1348,6 @@ func (m *Mechanism) ParkDetector(park bool) error {
 	if park {
 		v = 1
 	}
-	m.parked = park
 	return linux.StoreWake(m.det.park, v)
 }
 

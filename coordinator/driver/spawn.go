@@ -46,10 +46,17 @@ type spawnReq struct {
 
 // spawner starts processes from one OS thread that never exits while the
 // mechanism lives: PR_SET_PDEATHSIG fires when the *thread* that forked a
-// child exits, not the process.
-func spawner(reqs chan spawnReq) {
+// child exits, not the process. A child inherits that thread's affinity:
+// others, the CPUs but the simulation CPU, where a trampoline's threads
+// run until one of them is gated (see gate).
+func spawner(reqs chan spawnReq, others []int) {
 	runtime.LockOSThread()
+	err := linux.SetAffinity(0, others...)
 	for r := range reqs {
+		if err != nil {
+			r.reply <- fmt.Errorf("spawner thread off the simulation CPU: %w", err)
+			continue
+		}
 		r.reply <- r.cmd.Start()
 	}
 	// Returning while locked ends this thread; by now Close has ended every
@@ -63,11 +70,11 @@ func (m *Mechanism) start(cmd *exec.Cmd) error {
 }
 
 // Spawn starts a client through the trampoline (`tcs __spawn`): own process
-// group, PR_SET_PDEATHSIG=SIGKILL, SCHED_FIFO ℓ3 and affinity to the
-// simulation CPU set before exec, so it cannot run before it is dispatched.
-// Its pidfd is in the wait set. The first dispatch of a client also runs
-// the end of the trampoline (its exec of the client), which is charged to
-// the client.
+// group and PR_SET_PDEATHSIG=SIGKILL. The trampoline reports the thread
+// that will exec the client and waits; Spawn puts that thread at SCHED_FIFO
+// ℓ3 on the simulation CPU (gate) and lets it go, so the exec itself runs
+// only when the client is first dispatched, and is charged to it. Its pidfd
+// is in the wait set.
 func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	if len(s.Argv) == 0 {
 		return nil, fmt.Errorf("spawn client %q: empty argv", s.Name)
@@ -84,22 +91,31 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 		return nil, fmt.Errorf("spawn client %q: log: %w", s.Name, err)
 	}
 	defer log.Close()
+	// ready carries the trampoline's thread id to us, and its end of
+	// stream (close-on-exec) says its exec is over; closing goW tells the
+	// trampoline it is gated.
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("spawn client %q: pipe: %w", s.Name, err)
 	}
 	defer readyR.Close()
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		readyW.Close()
+		return nil, fmt.Errorf("spawn client %q: pipe: %w", s.Name, err)
+	}
+	defer goW.Close()
 	readyFd := 3 + len(s.Files)
-	args := []string{"__spawn", "--cpu", strconv.Itoa(m.conf.CPU), "--prio", strconv.Itoa(m.conf.Base - 3),
-		"--ready-fd", strconv.Itoa(readyFd), "--"}
+	args := []string{"__spawn", "--ready-fd", strconv.Itoa(readyFd), "--go-fd", strconv.Itoa(readyFd + 1), "--"}
 	cmd := exec.Command(m.conf.SelfExe, append(args, argv...)...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.ExtraFiles = append(append([]*os.File(nil), s.Files...), readyW)
+	cmd.ExtraFiles = append(append([]*os.File(nil), s.Files...), readyW, goR)
 	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true, Pdeathsig: unix.SIGKILL}
 	err = m.start(cmd)
 	readyW.Close()
+	goR.Close()
 	if err != nil {
 		return nil, fmt.Errorf("spawn client %q: exec %s __spawn: %w", s.Name, m.conf.SelfExe, err)
 	}
@@ -122,57 +138,64 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	if p.tasks, err = linux.OpenTaskDir(p.Pid); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
 	}
-	// The trampoline reports its thread id once it is at ℓ3, just before it
-	// moves itself onto the simulation CPU.
+	// The trampoline runs ungated on the other CPUs until it has said
+	// which thread will exec: only a loaded machine delays it.
 	var b [8]byte
 	t0 := time.Now()
-	_ = readyR.SetReadDeadline(t0.Add(time.Second))
-	_, err = io.ReadFull(readyR, b[:])
-	if errors.Is(err, os.ErrDeadlineExceeded) && m.det != nil && !m.parked {
-		// The trampoline, a Go program, has moved its runtime's other
-		// threads to ℓ3 on the simulation CPU, where the spinning detector
-		// keeps them from running; a runtime that needs one of them then
-		// stalls its main thread (seen with 64 clients on a loaded
-		// machine). Parking the detector lets them run; the processes
-		// already started may then run their exec before their first
-		// dispatch, which is counted before it (cpu_before_s).
-		if perr := linux.StoreWake(m.det.park, 1); perr == nil {
-			_ = readyR.SetReadDeadline(t0.Add(10 * time.Second))
-			_, err = io.ReadFull(readyR, b[:])
-			_ = linux.StoreWake(m.det.park, 0)
-		}
-	}
-	if err != nil {
+	_ = readyR.SetReadDeadline(t0.Add(trampolineWait))
+	if _, err = io.ReadFull(readyR, b[:]); err != nil {
 		if tail := logTail(s.LogPath); tail != "" {
 			return nil, fmt.Errorf("spawn client %q: %s (log %s)", s.Name, tail, s.LogPath)
 		}
 		return nil, fmt.Errorf("spawn client %q: trampoline did not start in %v (see %s): %w", s.Name, time.Since(t0).Round(time.Millisecond), s.LogPath, err)
 	}
 	tid := int(binary.LittleEndian.Uint64(b[:]))
-	if err = waitGated(p.Pid, tid, m.conf.CPU); err != nil {
+	if err = m.gate(p.Pid, tid); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w (see %s)", s.Name, err, s.LogPath)
 	}
 	// The exec is not over yet: it runs when p is first dispatched, and
-	// ends when it closes the trampoline's end of the pipe (close-on-exec).
-	// Until then p is never preempted (Run): preempted inside its exec it
-	// would hold the process's exec locks, and the coordinator reading its
-	// /proc files would sleep on them behind it (64 clients hung a run at
-	// t = 0 that way).
+	// ends when it closes the trampoline's end of the ready pipe
+	// (close-on-exec). Until then p is never preempted (Run): preempted
+	// inside its exec it would hold the process's exec locks, and the
+	// coordinator reading its /proc files would sleep on them behind it.
 	if p.execFd, err = unix.Dup(int(readyR.Fd())); err != nil {
 		return nil, fmt.Errorf("spawn client %q: dup: %w", s.Name, err)
 	}
-	if err = m.register(p); err != nil {
+	if err = m.register(p, tid); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
+	}
+	if err = goW.Close(); err != nil {
+		return nil, fmt.Errorf("spawn client %q: let the trampoline go: %w", s.Name, err)
 	}
 	return p, nil
 }
 
-// register lists the threads of a gated process p and puts it in the wait
-// set (its exit) and the client table.
-func (m *Mechanism) register(p *Proc) (err error) {
-	if p.tids, err = p.tasks.List(make([]int, 0, 64)); err != nil {
-		return fmt.Errorf("list threads: %w", err)
+// trampolineWait bounds how long a trampoline may take to report its thread.
+const trampolineWait = 30 * time.Second
+
+// gate puts thread tid of process pid at SCHED_FIFO ℓ3 on the simulation
+// CPU while it waits to be let go (it is blocked: nothing of it runs
+// meanwhile). It is the only thread of pid that tcs gates before the exec:
+// the trampoline's other threads (a Go runtime's) stay where they are, at
+// SCHED_OTHER on the other CPUs, and end with the exec. Gated from inside,
+// they once held the trampoline at a runtime lock behind the spinning
+// detector, or ran at real-time priority on the coordinator's CPU between
+// a thread's policy and its affinity changing.
+func (m *Mechanism) gate(pid, tid int) error {
+	if err := linux.SetFIFO(tid, m.conf.Base-3); err != nil {
+		return fmt.Errorf("gate thread %d of pid %d: %w", tid, pid, err)
 	}
+	if err := linux.SetAffinity(tid, m.conf.CPU); err != nil {
+		return fmt.Errorf("gate thread %d of pid %d on CPU %d: %w", tid, pid, m.conf.CPU, err)
+	}
+	return nil
+}
+
+// register puts a process p whose thread tid is gated, waiting to exec,
+// in the wait set (its exit) and the client table. Until its exec is over
+// tid is its one thread tcs schedules (see gate).
+func (m *Mechanism) register(p *Proc, tid int) (err error) {
+	p.tids = append(make([]int, 0, 64), tid)
 	p.idx = len(m.procs)
 	for i, q := range m.procs {
 		if q == nil {
@@ -207,41 +230,19 @@ func logTail(path string) string {
 	return lines[len(lines)-1]
 }
 
-// waitGated waits until thread tid of pid sits on cpu at SCHED_FIFO.
-func waitGated(pid, tid, cpu int) error {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st, err := linux.ReadStat(pid, tid)
-		if err != nil {
-			return fmt.Errorf("trampoline exited early: %w", err)
-		}
-		if st.Processor == cpu && st.Policy == linux.SchedFIFO {
-			return nil
-		}
-		if st.State == 'Z' || st.State == 'X' {
-			return errors.New("trampoline exited early")
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("trampoline thread %d not on CPU %d after 5 s (state %c, CPU %d)", tid, cpu, st.State, st.Processor)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// SpawnMain is `tcs __spawn --cpu N --prio P --ready-fd F -- argv...`, the
-// trampoline every client starts through. It puts every thread of its own at
-// SCHED_FIFO P on CPU N (the runtime's threads first, its own last: from
-// then on nothing of it runs until it is dispatched), after writing its
-// thread id to fd F, and execs argv. It returns only on error.
+// SpawnMain is `tcs __spawn --ready-fd F --go-fd G -- argv...`, the
+// trampoline every client starts through. It writes the id of the thread
+// that will exec to fd F, waits for the end of fd G (the coordinator has
+// gated that thread by then, see gate) and execs argv: the exec runs when
+// the client is first dispatched. It returns only on error.
 func SpawnMain(args []string) int {
 	runtime.LockOSThread()
 	fs := flag.NewFlagSet("__spawn", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cpu := fs.Int("cpu", -1, "simulation CPU")
-	prio := fs.Int("prio", 0, "SCHED_FIFO priority")
 	readyFd := fs.Int("ready-fd", -1, "fd to report the thread id on")
-	if err := fs.Parse(args); err != nil || *cpu < 0 || *prio <= 0 || fs.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "tcs __spawn: usage: --cpu N --prio P [--ready-fd F] -- CMD [ARGS...] (started by the coordinator)")
+	goFd := fs.Int("go-fd", -1, "fd whose end means: exec")
+	if err := fs.Parse(args); err != nil || *readyFd < 0 || *goFd < 0 || fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "tcs __spawn: usage: --ready-fd F --go-fd G -- CMD [ARGS...] (started by the coordinator)")
 		return 2
 	}
 	argv := fs.Args()
@@ -253,21 +254,32 @@ func SpawnMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	ready := func(int) error { return nil }
-	if *readyFd >= 0 {
-		ready = func(tid int) error {
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], uint64(tid))
-			if _, err := unix.Write(*readyFd, b[:]); err != nil {
-				return os.NewSyscallError("write", err)
+	ready := func(tid int) error {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(tid))
+		if _, err := unix.Write(*readyFd, b[:]); err != nil {
+			return os.NewSyscallError("write", err)
+		}
+		// Closed by the execve: the coordinator waits for that end of
+		// the stream (Spawn).
+		unix.CloseOnExec(*readyFd)
+		return nil
+	}
+	wait := func() error {
+		defer unix.Close(*goFd)
+		var b [1]byte
+		for {
+			n, err := unix.Read(*goFd, b[:])
+			switch {
+			case errors.Is(err, unix.EINTR):
+			case err != nil:
+				return os.NewSyscallError("read", err)
+			case n == 0:
+				return nil
 			}
-			// Closed by the execve: the coordinator waits for that end
-			// of the stream (Spawn).
-			unix.CloseOnExec(*readyFd)
-			return nil
 		}
 	}
-	return fail(gateAndExec(*cpu, *prio, ready, path, argv, os.Environ()))
+	return fail(execGated(ready, wait, path, argv, os.Environ()))
 }
 
 // lookExe is the absolute path of program name (searched on PATH).
@@ -279,39 +291,19 @@ func lookExe(name string) (string, error) {
 	return filepath.Abs(path)
 }
 
-// gateAndExec puts every thread of this process at SCHED_FIFO prio on cpu
-// (the runtime's threads first, the calling one last), calls ready with the
-// calling thread's id once it is at prio (the coordinator then knows it
-// cannot run unless dispatched or released), and execs path. The calling
-// goroutine must be locked to its thread. It returns only on error. The
-// exec runs in the client's first dispatch, which no timer ends before the
-// exec is over (Run): its other threads, at ℓ1 then too, run to their end.
-func gateAndExec(cpu, prio int, ready func(tid int) error, path string, argv, env []string) error {
-	// Gate the runtime's other threads first: otherwise they keep running
-	// (sysmon polling this thread's long syscall) and their CPU time shows
-	// on the client's clock while it waits.
-	self := unix.Gettid()
-	if tids, err := linux.Tasks(os.Getpid()); err == nil {
-		for _, tid := range tids {
-			if tid == self {
-				continue
-			}
-			if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
-				return err
-			}
-			if err := linux.SetAffinity(tid, cpu); err != nil && !errors.Is(err, unix.ESRCH) {
-				return err
-			}
-		}
-	}
-	if err := linux.SetFIFO(0, prio); err != nil {
+// execGated reports the calling thread's id (ready), blocks until the
+// coordinator has gated that thread (wait returns) and execs path on it.
+// The calling goroutine must be locked to its thread, the process's main
+// one. The thread does not change its own scheduling: the coordinator does
+// it from outside while the thread is blocked, so nothing of this process
+// runs at real-time priority before the exec, and the Go runtime's other
+// threads, never gated, end with the exec whenever the kernel asks them to.
+// It returns only on error.
+func execGated(ready func(tid int) error, wait func() error, path string, argv, env []string) error {
+	if err := ready(unix.Gettid()); err != nil {
 		return err
 	}
-	if err := ready(self); err != nil {
-		return err
-	}
-	// From here on this thread runs only when dispatched.
-	if err := linux.SetAffinity(0, cpu); err != nil {
+	if err := wait(); err != nil {
 		return err
 	}
 	err := syscall.Exec(path, argv, env)
@@ -319,13 +311,15 @@ func gateAndExec(cpu, prio int, ready func(tid int) error, path string, argv, en
 }
 
 // Adopt takes process pid, which tcs did not start (tcs attach), as a
-// client: its thread tid has put every thread of the process at ℓ3 and is
-// moving onto the simulation CPU (gateAndExec). Its exit is watched on its
-// pidfd; its exit status goes to its own parent.
-func (m *Mechanism) Adopt(pid, tid int, name string) (_ *Proc, err error) {
-	p := &Proc{Pid: pid, Name: name, pidfd: -1, execFd: -1, clk: linux.ProcessCPUClock(pid), adopted: true}
+// client: its thread tid waits to exec the client (execGated) and is gated
+// here. execFd, which Adopt owns from then on, reaches end of stream when
+// that exec is over (the attach connection, close-on-exec in the process).
+// Its exit is watched on its pidfd; its exit status goes to its own parent.
+func (m *Mechanism) Adopt(pid, tid int, name string, execFd int) (_ *Proc, err error) {
+	p := &Proc{Pid: pid, Name: name, pidfd: -1, execFd: execFd, clk: linux.ProcessCPUClock(pid), adopted: true}
 	defer func() {
 		if err != nil {
+			unix.Close(p.execFd)
 			if p.pidfd >= 0 {
 				unix.Close(p.pidfd)
 			}
@@ -340,10 +334,10 @@ func (m *Mechanism) Adopt(pid, tid int, name string) (_ *Proc, err error) {
 	if p.tasks, err = linux.OpenTaskDir(pid); err != nil {
 		return nil, fmt.Errorf("attach client %q (pid %d): %w", name, pid, err)
 	}
-	if err = waitGated(pid, tid, m.conf.CPU); err != nil {
-		return nil, fmt.Errorf("attach client %q (pid %d): %w", name, pid, err)
+	if err = m.gate(pid, tid); err != nil {
+		return nil, fmt.Errorf("attach client %q: %w", name, err)
 	}
-	if err = m.register(p); err != nil {
+	if err = m.register(p, tid); err != nil {
 		return nil, fmt.Errorf("attach client %q: %w", name, err)
 	}
 	return p, nil

@@ -227,6 +227,26 @@ func PidfdOpen(pid int) (int, error) {
 	return fd, nil
 }
 
+// PollIn waits up to timeoutMs (-1: forever) until one of fds is readable
+// (or at its end, or in error) and reports which are.
+func PollIn(fds []int, timeoutMs int, ready []bool) error {
+	var pfds [4]unix.PollFd
+	if len(fds) > len(pfds) || len(ready) < len(fds) {
+		return fmt.Errorf("poll: %d fds, at most %d", len(fds), len(pfds))
+	}
+	for i, fd := range fds {
+		pfds[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	}
+	_, err := unix.Poll(pfds[:len(fds)], timeoutMs)
+	if err != nil && err != unix.EINTR {
+		return os.NewSyscallError("poll", err)
+	}
+	for i := range fds {
+		ready[i] = err == nil && pfds[i].Revents != 0
+	}
+	return nil
+}
+
 // WaitPidfd reaps the process behind pidfd (waitid(P_PIDFD, WEXITED)) and
 // returns its exit code, or 128+signal when a signal ended it. With block
 // false it returns done=false when the process has not exited yet.
