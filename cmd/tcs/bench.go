@@ -52,3 +52,19 @@ func benchDelivery(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// benchDecision runs `tcs bench decision`: the pure policy's cost per
+// scheduling decision at 4, 16 and 64 clients.
+func benchDecision(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tcs bench decision", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	d := fs.Duration("duration", time.Second, "how long to measure each client count")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if _, err := bench.Decision(stdout, *d); err != nil {
+		fmt.Fprintf(stderr, "tcs bench decision: %v\n", err)
+		return 1
+	}
+	return 0
+}
