@@ -64,6 +64,10 @@ type client struct {
 	goneAt     int64 // its progress then
 	exitAt     int64 // its progress when it exited
 	clockLost  bool
+
+	// Hold-over (HoldOver): in this activation c published a command
+	// (acted), and was already held over once (held).
+	acted, held bool
 }
 
 type robot struct {
@@ -523,6 +527,7 @@ func (p *Policy) release() (Action, bool) {
 				// dispatched, now.
 				c.active, c.missed, c.due = true, false, c.wake
 				c.begin = true
+				c.acted, c.held = false, false
 				if p.conf.Mode == Free {
 					p.activate(i)
 				}
@@ -852,6 +857,7 @@ func (p *Policy) Idle(c int, wake int64) {
 // the matching Apply action.
 func (p *Policy) Actuate(c int) int {
 	cl := &p.clients[c]
+	cl.acted = true
 	j := cl.conf.Robot
 	t := p.robots[j].r
 	switch {
@@ -888,6 +894,40 @@ func (p *Policy) Actuate(c int) int {
 	p.Wrote(c)
 	return slot
 }
+
+// HoldOver is the hold-over rule's question. A ROS client's library may
+// wait for its clock in short wall-clock sleeps (roscpp polls every 1 ms
+// until sim time moves): such a client blocks without waiting for
+// anything tcs delivers, and will wake by itself. When ROS client c, in an
+// activation in which it has not published a command yet and was not held
+// over yet, blocked with nothing else ready (alone) after cpu ns of its
+// arm ns, HoldOver returns true (and counts the hold-over for this
+// activation): the driver then reads how long c's threads still sleep and
+// asks HoldBudget.
+func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
+	cl := &p.clients[c]
+	if cl.conf.API != ROS || !alone || !cl.active || cl.acted || cl.held || cpu >= arm {
+		return false
+	}
+	cl.held = true
+	return true
+}
+
+// HoldBudget is the hold-over rule's answer, after HoldOver: sleep is the
+// shortest remaining wall-clock sleep among c's threads (found false: none
+// sleeps on the wall clock). It returns the CPU budget for which the
+// dispatch of c goes on, the world waiting, until c has run again and
+// blocked again; 0 when it does not (no short sleep: c waits for
+// something else).
+func (p *Policy) HoldBudget(c int, sleep int64, found bool, cpu, arm int64) int64 {
+	if !found || sleep > HoldMax || cpu >= arm {
+		return 0
+	}
+	return min(arm-cpu, HoldMax)
+}
+
+// HoldMax is the longest wall-clock sleep the world waits for (HoldOver).
+const HoldMax = 2_000_000
 
 // Relay reports that client c published a message for the clients in to
 // (bit i: client i; c itself is left out). It returns the slot the driver

@@ -25,6 +25,7 @@ import (
 //	new                           build the policy from conf and clients
 //	next [N]                      the next N actions (default 1); a Dispatch ends the list
 //	ran NAME cpu=T stop=preempted|blocked|request|interrupted [timer] [late=T] [away=T]
+//	holdover NAME cpu=T arm=T [alone] [sleep=T]   the hold-over rule after a dispatch (before ran)
 //	idle NAME wake=T | read NAME | actuate NAME | relay NAME to=A,B
 //	exited NAME code=N | clocklost NAME | delivered NAME | woke NAME | probed
 //	stats [NAME...]               the accounting of the named (default all) clients
@@ -305,6 +306,34 @@ func (s *scriptRun) do(cmd string) (string, error) {
 		ch := s.p.Ran(c, sl)
 		if ch.Host > 0 {
 			out = fmt.Sprintf("charged %s, host %s", fmtNs(ch.CPU), fmtNs(ch.Host))
+		}
+	case "holdover":
+		c, err := s.client(pos[0])
+		if err != nil {
+			return "", err
+		}
+		cpu, err := ns("cpu")
+		if err != nil {
+			return "", err
+		}
+		arm, err := ns("arm")
+		if err != nil {
+			return "", err
+		}
+		if !s.p.HoldOver(c, flagSet("alone"), cpu, arm) {
+			return "not asked", nil
+		}
+		_, found := args["sleep"]
+		var sleep int64
+		if found {
+			if sleep, err = ns("sleep"); err != nil {
+				return "", err
+			}
+		}
+		if b := s.p.HoldBudget(c, sleep, found, cpu, arm); b > 0 {
+			out = "held budget=" + fmtNs(b)
+		} else {
+			out = "asked, not held"
 		}
 	case "idle":
 		c, err := s.client(pos[0])

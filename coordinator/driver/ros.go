@@ -289,20 +289,25 @@ func (r *runner) actuate(robot, i int, cmd []float64) {
 	slot := r.pol.Actuate(i)
 	r.cmdN[slot] = copy(r.cmd[slot][:], cmd)
 	r.recCommand(slot, i) // recording
-	r.clients[i].published = true
 }
 
-// holdOver decides, when a ROS client in an activation blocked before it
-// published anything, whether a thread is in a short wall-clock sleep
-// (roscpp polls for sim time every 1 ms): then it will wake by itself and
-// the dispatch goes on. Once per activation.
-func (r *runner) holdOver(c *runClient) bool {
-	if c.published || c.held || r.scanner == nil {
-		return false
+// holdOver applies the policy's hold-over rule (Policy.HoldOver) to the
+// dispatch of a that ended in w: it reads how long c's threads still sleep
+// only when the policy asks, and returns the budget the dispatch goes on
+// for (0: it does not).
+func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake) int64 {
+	alone := w.Blocked && w.N == 0 && w.Exited == nil
+	if !r.pol.HoldOver(a.Client, alone, w.CPU, a.Arm) {
+		return 0
 	}
-	c.held = true
-	rem, ok, err := r.scanner.Shortest(c.proc.Pid, c.proc.tids)
-	return err == nil && ok && rem <= holdMax
+	var rem int64
+	found := false
+	if r.scanner != nil {
+		var err error
+		rem, found, err = r.scanner.Shortest(c.proc.Pid, c.proc.tids)
+		found = found && err == nil
+	}
+	return r.pol.HoldBudget(a.Client, rem, found, w.CPU, a.Arm)
 }
 
 // diagnostics publishes the run's state on /diagnostics at virtual time t:
@@ -371,6 +376,3 @@ func (r *runner) kvInt(k string, v int64) {
 	r.scratch = strconv.AppendInt(r.scratch[:0], v, 10)
 	r.diagW.KV(k, r.scratch)
 }
-
-// holdMax is the longest wall-clock sleep the world waits for.
-const holdMax = 2_000_000

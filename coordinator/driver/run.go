@@ -133,16 +133,14 @@ type runClient struct {
 	pendingWait coordinator.WaitKind
 	pendingNow  int64
 
-	ros       bool  // a ROS node (api: ros)
-	rosBE     bool  // a best-effort ROS node: its private clock follows its progress
-	clockAt   int64 // rosBE: the time last put on its private clock
-	published bool  // ROS: sent a command in this activation
-	held      bool  // ROS: a block in this activation was held over (holdOver)
-	holds     int64 // ROS: dispatches held over a short wall-clock sleep
-	holdWall  int64 // ROS: wall ns the world waited for those sleeps
-	noClock   int64 // ROS: releases whose clock did not reach the node
-	shutdown  bool  // let finish its shutdown ungated after the run (finishShutdowns)
-	diagName  string
+	ros      bool  // a ROS node (api: ros)
+	rosBE    bool  // a best-effort ROS node: its private clock follows its progress
+	clockAt  int64 // rosBE: the time last put on its private clock
+	holds    int64 // ROS: dispatches held over a short wall-clock sleep
+	holdWall int64 // ROS: wall ns the world waited for those sleeps
+	noClock  int64 // ROS: releases whose clock did not reach the node
+	shutdown bool  // let finish its shutdown ungated after the run (finishShutdowns)
+	diagName string
 }
 
 // runner is the state of one run; its loop runs on the locked dispatch
@@ -834,11 +832,11 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
-	if c.ros && w.Blocked && w.N == 0 && w.Exited == nil && w.CPU < a.Arm && r.pol.Active(a.Client) && r.holdOver(c) {
+	if budget := r.holdOver(a, c, w); budget > 0 {
 		// A short wall-clock sleep (roscpp polling for its clock): the
 		// client wakes by itself; the world waits for it.
 		h0 := r.clk.Monotonic()
-		w2, err := r.mech.Hold(c.proc, min(a.Arm-w.CPU, holdMax))
+		w2, err := r.mech.Hold(c.proc, budget)
 		if err != nil {
 			return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 		}
@@ -1017,7 +1015,6 @@ func (r *runner) step(a coordinator.Action) {
 func (r *runner) release(a coordinator.Action) {
 	c := r.clients[a.Client]
 	if c.ros {
-		c.published, c.held = false, false
 		if !r.bridge.ClientClock(a.Client, a.Now) {
 			c.noClock++
 			// Over ROS 1 the clock's TCP connection says for sure that the
