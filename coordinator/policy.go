@@ -68,6 +68,11 @@ type client struct {
 	// Hold-over (HoldOver): in this activation c published a command
 	// (acted), and was already held over once (held).
 	acted, held bool
+	// clockAt: the time last put on a ROS client's private clock by the
+	// best-effort or free-mode rule (DispatchClock, BoundaryClock); 0,
+	// which the driver puts on every best-effort node's clock when
+	// virtual time begins, until then.
+	clockAt int64
 }
 
 type robot struct {
@@ -893,6 +898,43 @@ func (p *Policy) Actuate(c int) int {
 	p.npending++
 	p.Wrote(c)
 	return slot
+}
+
+// DispatchClock is the best-effort clock rule at a dispatch. A best-effort
+// ROS node has no activations: its private clock shows its own progress
+// whenever it runs, so a computation of d CPU ns sees d (scaled) of ROS
+// time pass, no more. It returns the time to put on c's clock before c is
+// dispatched, and false when c is no such node or its clock shows that
+// time already.
+func (p *Policy) DispatchClock(c int) (int64, bool) {
+	cl := &p.clients[c]
+	if cl.conf.API != ROS || cl.conf.Class != BestEffort || p.conf.Mode == Free {
+		return 0, false
+	}
+	t := p.Progress(c)
+	if t == cl.clockAt {
+		return 0, false
+	}
+	cl.clockAt = t
+	return t, true
+}
+
+// BoundaryClock is the clock rule at a world step boundary t: whether ROS
+// client c's private clock gets t. In free mode nothing is gated, so every
+// ROS node reads the world's time; otherwise a best-effort node that waits
+// (not runnable: a sleep on ROS time, a wait for a message) follows the
+// world, and one that computes keeps its own progress (DispatchClock).
+func (p *Policy) BoundaryClock(c int, t int64) bool {
+	cl := &p.clients[c]
+	switch {
+	case cl.conf.API != ROS:
+		return false
+	case p.conf.Mode == Free:
+	case cl.conf.Class != BestEffort || cl.st == stRunnable || cl.clockAt == t:
+		return false
+	}
+	cl.clockAt = t
+	return true
 }
 
 // HoldOver is the hold-over rule's question. A ROS client's library may

@@ -26,6 +26,7 @@ import (
 //	next [N]                      the next N actions (default 1); a Dispatch ends the list
 //	ran NAME cpu=T stop=preempted|blocked|request|interrupted [timer] [late=T] [away=T]
 //	holdover NAME cpu=T arm=T [alone] [sleep=T]   the hold-over rule after a dispatch (before ran)
+//	clock NAME [at=T]             the clock rule: at a dispatch (DispatchClock), or at boundary T
 //	idle NAME wake=T | read NAME | actuate NAME | relay NAME to=A,B
 //	exited NAME code=N | clocklost NAME | delivered NAME | woke NAME | probed
 //	stats [NAME...]               the accounting of the named (default all) clients
@@ -306,6 +307,24 @@ func (s *scriptRun) do(cmd string) (string, error) {
 		ch := s.p.Ran(c, sl)
 		if ch.Host > 0 {
 			out = fmt.Sprintf("charged %s, host %s", fmtNs(ch.CPU), fmtNs(ch.Host))
+		}
+	case "clock":
+		c, err := s.client(pos[0])
+		if err != nil {
+			return "", err
+		}
+		if _, ok := args["at"]; ok {
+			t, err := ns("at")
+			if err != nil {
+				return "", err
+			}
+			out = fmt.Sprintf("boundary: %v", s.p.BoundaryClock(c, t))
+			break
+		}
+		if t, ok := s.p.DispatchClock(c); ok {
+			out = "dispatch: " + fmtNs(t)
+		} else {
+			out = "dispatch: none"
 		}
 	case "holdover":
 		c, err := s.client(pos[0])

@@ -198,8 +198,7 @@ func (r *runner) begin(took time.Duration) error {
 	}
 	for i, c := range r.clients {
 		if c.rosBE {
-			r.bridge.ClientClock(i, 0)
-			c.clockAt = 0
+			r.bridge.ClientClock(i, 0) // the policy's clockAt starts at 0
 		}
 	}
 	if err := r.mech.ParkDetector(false); err != nil {

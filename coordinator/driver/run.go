@@ -135,7 +135,6 @@ type runClient struct {
 
 	ros      bool  // a ROS node (api: ros)
 	rosBE    bool  // a best-effort ROS node: its private clock follows its progress
-	clockAt  int64 // rosBE: the time last put on its private clock
 	holds    int64 // ROS: dispatches held over a short wall-clock sleep
 	holdWall int64 // ROS: wall ns the world waited for those sleeps
 	noClock  int64 // ROS: releases whose clock did not reach the node
@@ -817,13 +816,8 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if !c.based {
 		c.base, c.based = c.proc.CPU(), true
 	}
-	if c.rosBE {
-		// A best-effort node has no activations: its clock shows its
-		// progress whenever it runs.
-		if t := r.pol.Progress(a.Client); t != c.clockAt {
-			r.bridge.ClientClock(a.Client, t)
-			c.clockAt = t
-		}
+	if t, ok := r.pol.DispatchClock(a.Client); ok {
+		r.bridge.ClientClock(a.Client, t)
 	}
 	r.answer(a.Client)
 	w0 := r.clk.Monotonic()
@@ -1077,12 +1071,9 @@ func (r *runner) publish(t int64) {
 		}
 	}
 	r.bridge.Clock(t)
-	for i, c := range r.clients {
-		// Free mode does not gate: every node reads the world's time; a
-		// best-effort node that waits (a sleep on ROS time) follows it.
-		if c.ros && (r.sc.Mode == config.ModeFree || c.rosBE && !r.pol.Runnable(i) && c.clockAt != t) {
+	for i := range r.clients {
+		if r.pol.BoundaryClock(i, t) {
 			r.bridge.ClientClock(i, t)
-			c.clockAt = t
 		}
 	}
 	if t >= r.diagNext && r.diagNext > 0 {
