@@ -80,7 +80,9 @@ func (r *Env) Run(timeout time.Duration, name string, args ...string) (string, e
 		err = fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 	}
 	// A node's process group may outlive it (roslaunch children).
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // usually gone
+	if cmd.Process != nil { // nil: it did not start
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // usually gone
+	}
 	return string(out), err
 }
 

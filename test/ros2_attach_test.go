@@ -1,0 +1,120 @@
+//go:build ros2
+
+package test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tcs-robotics/tcs/msgs"
+	"github.com/tcs-robotics/tcs/report"
+)
+
+// A user's plain launch file (testdata/two_nodes.launch.py) whose Node
+// actions carry prefix='tcs attach --name N --' runs two unmodified
+// rclcpp nodes under tcs with the real `ros2 launch`: tcs run (started
+// first, as from another shell) with testdata/two_nodes_attach.yaml, whose
+// clients are attach: true; each node is gated, charged and completes its
+// periods, and the launch ends when the run ends.
+func TestROS2LaunchAttach(t *testing.T) {
+	env, tcs, rclcpp := ros2Real(t)
+	// The node's package, as a user's workspace has it: the ament index
+	// marker and lib/<package>/<executable>.
+	ws := filepath.Join(t.TempDir(), "ws")
+	for _, d := range []string{"share/ament_index/resource_index/packages", "lib/tcs_test_nodes"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "share/ament_index/resource_index/packages/tcs_test_nodes"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rclcpp, filepath.Join(ws, "lib/tcs_test_nodes/rclcpp_pd")); err != nil {
+		t.Fatal(err)
+	}
+	launchFile, err := filepath.Abs("testdata/two_nodes.launch.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario, err := filepath.Abs("testdata/two_nodes_attach.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range env.Vars {
+		switch {
+		case strings.HasPrefix(kv, "PATH="):
+			env.Vars[i] = "PATH=" + filepath.Dir(tcs) + ":" + strings.TrimPrefix(kv, "PATH=")
+		case strings.HasPrefix(kv, "AMENT_PREFIX_PATH="):
+			env.Vars[i] = "AMENT_PREFIX_PATH=" + ws + ":" + strings.TrimPrefix(kv, "AMENT_PREFIX_PATH=")
+		}
+	}
+	env.Vars = append(env.Vars, "TCS_ATTACH_SOCKET="+filepath.Join(t.TempDir(), "attach", "attach.sock"))
+
+	out := t.TempDir()
+	run := env.Start(tcs, "run", scenario, "--out", out, "--quiet", "--wait", "10m")
+	launch := env.Start(ros2CLI(), "launch", launchFile)
+	start := time.Now()
+	run.Wait(t, 5*time.Minute)
+	// The run ended its attached nodes; the launch ends with its last one.
+	launch.Wait(t, time.Minute)
+	t.Logf("tcs run (%.1f s with the launch)\n%s%s", time.Since(start).Seconds(), run.Output(), warnings(out))
+	s := readSummary(t, out)
+	if s.Ended != report.EndCompleted {
+		t.Fatalf("ended %q\nros2 launch:\n%s", s.Ended, launch.Output())
+	}
+	for _, w := range []struct {
+		name        string
+		activations int64
+	}{{"left_pd", 599}, {"right_pd", 299}} {
+		c := client(t, s, w.name)
+		if c.Activations != w.activations || c.DeadlineMisses != c.DeadlineMissesHost {
+			t.Errorf("%s: %d activations (want %d), %d deadline misses (%d the host's)",
+				w.name, c.Activations, w.activations, c.DeadlineMisses, c.DeadlineMissesHost)
+		}
+		if c.CPUS <= 0 {
+			t.Errorf("%s: cpu_s = %g: the node's CPU was not accounted", w.name, c.CPUS)
+		}
+		t.Logf("%s: %d activations, %d misses, cpu %.3f s, period_error %g", w.name, c.Activations, c.DeadlineMisses, c.CPUS, c.PeriodError)
+	}
+	checkBalanced(t, s, 0)
+	// The nodes' own view, from the launch's output (one prefix per
+	// process, "[tcs-1]", as the executable is tcs): in ROS time (tcs's
+	// virtual time: use_sim_time and the private clock came from tcs
+	// attach), one node ticked once in every 5 ms period, the other in
+	// every 10 ms one.
+	lo := launch.Output()
+	perProc := map[string][]int64{}
+	for _, l := range strings.Split(lo, "\n") {
+		var proc string
+		var ns int64
+		if _, err := fmt.Sscanf(l, "%s tick %d", &proc, &ns); err == nil {
+			perProc[proc] = append(perProc[proc], ns-msgs.Epoch)
+		}
+	}
+	end := int64(s.VirtualS*1e9 + 0.5)
+	var found []string
+	for proc, ts := range perProc {
+		for _, p := range []time.Duration{5 * time.Millisecond, 10 * time.Millisecond} {
+			if skipped, doubled := countTicks(ts, int64(p), end); skipped == 0 && doubled == 0 {
+				found = append(found, fmt.Sprintf("%s every %v (%d ticks)", proc, p, len(ts)))
+				break
+			}
+		}
+	}
+	slices.Sort(found)
+	if len(found) != 2 || !strings.Contains(found[0]+found[1], "every 5ms") || !strings.Contains(found[0]+found[1], "every 10ms") {
+		t.Errorf("want one node ticking once every 5 ms and one every 10 ms of ROS time; found %v\n%s", found, lastLines(lo, 40))
+	}
+	t.Logf("ros2 launch: %s; last lines:\n%s", strings.Join(found, ", "), lastLines(lo, 6))
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
