@@ -10,9 +10,13 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
 
 // DefaultAddr is where a master listens by default: ROS's port, loopback
@@ -49,6 +53,13 @@ type Master struct {
 
 	mu    sync.Mutex // guards state
 	state *state
+
+	// Calls in progress (Busy): active counts the connections whose
+	// request is being read or answered; fresh those accepted whose first
+	// byte has not been read yet, lastAccept when the newest was accepted
+	// (CLOCK_MONOTONIC ns); state each connection's last state.
+	active, fresh, lastAccept atomic.Int64
+	conns                     sync.Map // net.Conn → http.ConnState
 
 	notify    *notifier
 	serveDone chan struct{}
@@ -100,10 +111,16 @@ func New(conf Conf) (*Master, error) {
 	m.srv = &http.Server{
 		Handler:           http.HandlerFunc(m.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
+		ConnState:         m.connState,
 	}
+	// One connection per call, closed after its answer: a request that
+	// arrives is then a connection to accept, seen by Busy at once (on a
+	// kept-alive one it is not seen until the server has read its first
+	// byte).
+	m.srv.SetKeepAlivesEnabled(false)
 	go func() {
 		defer close(m.serveDone)
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.srv.Serve(countingListener{ln, m}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.log.Error().Err(err).Msg("serve")
 		}
 	}()
@@ -119,6 +136,84 @@ func (m *Master) GuardPublishers(check func(topic, callerID string) (reason stri
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.state.guard = check
+}
+
+// WatchUnsubscribes sets f to hear every subscription a node ends
+// (unregisterSubscriber, alone or inside system.multicall), with the master
+// locked: f must not call the master. nil removes it.
+func (m *Master) WatchUnsubscribes(f func(topic, callerID string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state.unsub = f
+}
+
+// Busy reports whether the master has a call to answer: a connection
+// waiting to be accepted, one whose request is being read or answered, or
+// one accepted in the last freshGrace whose request has not begun yet (a
+// connection that stays silent longer, its node gated before it wrote,
+// does not count). A node blocked in a call to this master waits for tcs,
+// not for time: the coordinator lets the master answer before the world
+// moves on. It does not wait.
+func (m *Master) Busy() bool {
+	if m.active.Load() > 0 || m.freshBusy() {
+		return true
+	}
+	sc, ok := m.ln.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	pending := false
+	_ = raw.Control(func(fd uintptr) { pending = linux.Readable(int(fd)) })
+	// Looked at again: a connection accepted meanwhile has left the queue.
+	return pending || m.active.Load() > 0 || m.freshBusy()
+}
+
+func (m *Master) freshBusy() bool {
+	return m.fresh.Load() > 0 && linux.MonotonicNs()-m.lastAccept.Load() < freshGrace
+}
+
+// freshGrace is how long an accepted connection without a request yet
+// counts as a call in progress.
+const freshGrace = 2_000_000
+
+// connState follows each connection's state for Busy.
+func (m *Master) connState(c net.Conn, st http.ConnState) {
+	prev, _ := m.conns.Load(c)
+	switch prev {
+	case http.StateNew:
+		m.fresh.Add(-1)
+	case http.StateActive:
+		m.active.Add(-1)
+	}
+	switch st {
+	case http.StateNew:
+		m.fresh.Add(1)
+	case http.StateActive:
+		m.active.Add(1)
+	}
+	if st == http.StateClosed || st == http.StateHijacked {
+		m.conns.Delete(c)
+	} else {
+		m.conns.Store(c, st)
+	}
+}
+
+// countingListener notes when it accepted a connection last (Busy).
+type countingListener struct {
+	net.Listener
+	m *Master
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.m.lastAccept.Store(linux.MonotonicNs())
+	}
+	return c, err
 }
 
 // URI returns the master's XML-RPC URI, for ROS_MASTER_URI

@@ -199,6 +199,9 @@ type state struct {
 	pid int    // the process ID reported by getPid
 
 	guard func(topic, callerID string) string // see Master.GuardPublishers
+	// unsub, when set, hears every subscription a node ended
+	// (Master.WatchUnsubscribes).
+	unsub func(topic, callerID string)
 
 	nodes      map[string]*nodeRef
 	regs       [numKinds]registry
@@ -578,6 +581,9 @@ func (s *state) registerSubscriber(callerID string, args []any) (reply, []action
 
 func (s *state) unregisterSubscriber(callerID string, args []any) (reply, []action) {
 	r, _ := s.unregister(kindSubscriber, args[0].(string), callerID, args[1].(string))
+	if s.unsub != nil {
+		s.unsub(args[0].(string), callerID)
+	}
 	return r, nil
 }
 

@@ -56,6 +56,9 @@ type Gate struct {
 
 	byCaller map[string]int // callerid → client index
 	callers  []string       // client index → callerid
+	// clockGone[i]: client i unregistered its private clock's subscription
+	// from the master (it is shutting down); set on the master's goroutine.
+	clockGone []atomic.Bool
 
 	mu     sync.Mutex // guards adding and removing connections
 	conns  atomic.Pointer[[]*gateConn]
@@ -133,6 +136,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	if g.diag, err = n.Advertise("/diagnostics", msgs.DiagnosticArray, false); err != nil {
 		return nil, err
 	}
+	g.clockGone = make([]atomic.Bool, len(conf.Clients))
 	for i, c := range conf.Clients {
 		id := ClientCallerID(conf.Robots[c.Robot].Name, c.Name)
 		g.callers = append(g.callers, id)
@@ -343,7 +347,7 @@ func (g *Gate) Diagnostics(frame []byte) { g.diag.Write(frame) }
 // ClientClock puts time t on client i's private clock, in its socket, and
 // reports whether the client received it.
 func (g *Gate) ClientClock(i int, t int64) bool {
-	if g.private[i] == nil {
+	if g.private[i] == nil || g.clockGone[i].Load() {
 		return false
 	}
 	g.frame = msgs.AppendClock(g.frame[:0], msgs.Epoch+t)
@@ -573,6 +577,19 @@ func (g *Gate) Graph() (*Graph, error) {
 		gr.Subscribers[e.Name] = e.Nodes
 	}
 	return gr, nil
+}
+
+// Unsubscribed hears every subscription a node ended through the embedded
+// master (master.Master.WatchUnsubscribes): a client that unregisters its
+// private clock is shutting down (rospy unregisters everything in one
+// call before it closes its connections), and gets no clock from then on
+// (ClientClock).
+func (g *Gate) Unsubscribed(topic, callerID string) {
+	i, ok := g.byCaller[callerID]
+	if !ok || i >= len(g.private) || g.private[i] == nil || g.private[i].Topic() != topic {
+		return
+	}
+	g.clockGone[i].Store(true)
 }
 
 // Refuse is the embedded master's check of a publisher registration (see

@@ -64,9 +64,14 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	}
 	if b.Master != nil {
 		b.Master.GuardPublishers(b.Gate.Refuse)
+		b.Master.WatchUnsubscribes(b.Gate.Unsubscribed)
 	}
 	return b, nil
 }
+
+// MasterBusy reports whether the embedded master has a call to answer
+// (master.Master.Busy); false with a master tcs did not start.
+func (b *Bridge) MasterBusy() bool { return b.Master != nil && b.Master.Busy() }
 
 // Close ends the gate, the node and the embedded master.
 func (b *Bridge) Close() error {

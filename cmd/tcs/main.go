@@ -235,9 +235,15 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	defer logFile.Close()
 	logger := zerolog.New(logFile).With().Timestamp().Logger()
 
+	// A run that loses its terminal or its reader (a pipe whose other end
+	// died) stops cleanly or goes on: killed by SIGHUP or SIGPIPE, its
+	// dispatch thread, at SCHED_FIFO on the simulation CPU, was once seen
+	// spinning in the kernel's exit path for minutes, holding that CPU and
+	// the clients alive.
+	signal.Ignore(syscall.SIGPIPE)
 	stop := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	go func() {
 		if s, ok := <-sigs; ok {

@@ -214,8 +214,12 @@ type runner struct {
 	pubCur                                   atomic.Int64 // the client dispatched, -1 between dispatches
 	stall                                    stallState   // set by the watchdog (watchdog.go)
 
-	recH   recHook // the recording (record.go)
-	settle settler // the bridge, when it must settle before a block is final (DDS)
+	recH   recHook      // the recording (record.go)
+	settle settler      // the bridge, when it must settle before a block is final (DDS)
+	master masterWaiter // the ROS 1 bridge: its master answers before a block is final
+	// masterWaits, masterWaitNs: blocks the loop let the master answer
+	// first, and the wall time that took.
+	masterWaits, masterWaitNs int64
 }
 
 // recorder adapts the runner to coordinator.Recorder.
@@ -349,6 +353,7 @@ func (r *runner) prepare() error {
 	}
 	r.bridge = r.rc.Bridge
 	r.settle, _ = r.bridge.(settler)
+	r.master, _ = r.bridge.(masterWaiter)
 	r.diagEvery = sc.ROS.DiagnosticsPeriod.Nanoseconds()
 	if r.diagEvery <= 0 {
 		r.diagEvery = 1e9
@@ -535,7 +540,8 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).
 		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
 		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
-		Int64("waker_ends", ends).Int64("waker_continued", continued).Int64("waker_ns", r.mech.WakerCPU()).Msg("overhead")
+		Int64("waker_ends", ends).Int64("waker_continued", continued).Int64("waker_ns", r.mech.WakerCPU()).
+		Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).Msg("overhead")
 	for _, e := range r.overrunEv[:r.noverrun] {
 		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("a slice ended far too late (the host held a CPU): the client ran past it; the excess is not charged")
 	}
@@ -672,6 +678,9 @@ func (r *runner) logThreads(c *runClient) {
 // threads of its own (DDS): Settle waits until they have handed on what
 // is already in its sockets and reports whether Drain may find something.
 type settler interface{ Settle() bool }
+
+// masterWaiter is the ROS 1 bridge with its embedded master.
+type masterWaiter interface{ MasterBusy() bool }
 
 // threadCPUClock is CLOCK_THREAD_CPUTIME_ID.
 const threadCPUClock = 3
@@ -840,9 +849,36 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		w2.Extra += w.Extra
 		w = w2
 	}
+	if c.ros && w.Blocked && r.master != nil {
+		r.waitMaster()
+	}
 	r.charge(a, w, w0)
 	return nil
 }
+
+// waitMaster lets the embedded ROS master answer the calls it has before
+// a ROS client's block is taken as final: a node blocked in a call to the
+// master waits for tcs, not for time, and what the call says (rospy's
+// shutdown unregisters its clock first, Gate.Unsubscribed) must be known
+// before its next release. The master runs on the other CPUs; the loop
+// naps meanwhile, up to masterWaitMax.
+func (r *runner) waitMaster() {
+	if !r.master.MasterBusy() {
+		return
+	}
+	t0 := r.clk.Monotonic()
+	for r.master.MasterBusy() && r.clk.Monotonic()-t0 < masterWaitMax {
+		linux.Nap(masterNap)
+	}
+	r.masterWaits++
+	r.masterWaitNs += r.clk.Monotonic() - t0
+}
+
+// masterWaitMax bounds waitMaster; masterNap is its poll interval.
+const (
+	masterWaitMax = 200_000_000
+	masterNap     = 20_000
+)
 
 // charge does what follows the Run w of dispatch a, begun at w0: it charges
 // the CPU to the client and tells the policy, and serves what the wake

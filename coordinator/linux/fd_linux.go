@@ -227,6 +227,14 @@ func PidfdOpen(pid int) (int, error) {
 	return fd, nil
 }
 
+// Readable reports whether fd is readable now (for a listening socket: a
+// connection waits to be accepted), without waiting.
+func Readable(fd int) bool {
+	pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(pfd[:], 0)
+	return err == nil && n > 0 && pfd[0].Revents&unix.POLLIN != 0
+}
+
 // PollIn waits up to timeoutMs (-1: forever) until one of fds is readable
 // (or at its end, or in error) and reports which are.
 func PollIn(fds []int, timeoutMs int, ready []bool) error {
