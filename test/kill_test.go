@@ -53,9 +53,9 @@ const (
 // after tcs started.
 type kill struct {
 	n       int
-	sig     string // SIGINT, SIGTERM, SIGKILL or SIGSTOP+SIGKILL
-	aim     string // the phase the instant was drawn in
-	at      time.Duration
+	sig     string        // SIGINT, SIGTERM, SIGKILL or SIGSTOP+SIGKILL
+	aim     string        // the phase the instant was drawn in
+	at      time.Duration // since tcs started, or since its shutdown began
 	stopFor time.Duration // SIGSTOP+SIGKILL: how long tcs stays stopped
 }
 
@@ -104,6 +104,11 @@ func TestKill(t *testing.T) {
 			k := kill{n: len(kills), sig: sig, aim: []string{phaseStartup, phaseMidRun, phaseShutdown}[i%3]}
 			lo, hi := ph.window(k.aim)
 			k.at = lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+			if k.aim == phaseShutdown {
+				// Counted from the start of the run's own shutdown:
+				// the runs' lengths vary more than a shutdown lasts.
+				k.at -= lo
+			}
 			if sig == "SIGSTOP+SIGKILL" {
 				k.stopFor = time.Duration(rng.Int64N(int64(500*time.Millisecond))) + 10*time.Millisecond
 			}
@@ -227,11 +232,15 @@ type runLog struct {
 }
 
 // shutdown says whether the run's shutdown has begun: once its dispatch
-// loop ends, tcs ends the detector and then the clients (tcs.log says so
-// only later, after they ended).
+// loop ends, tcs ends and reaps the detector, then the clients (tcs.log
+// says so only later). It asks kill(pid, 0), which never waits: reading
+// /proc/PID/stat of a process inside its exec can wait for the exec.
 func (e runLog) shutdown() bool {
+	if e.started < len(killClients) {
+		return false
+	}
 	for _, pid := range e.pids[1:] {
-		if !alive(pid) {
+		if errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
 			return true
 		}
 	}
@@ -303,6 +312,9 @@ func runKill(t *testing.T, k kill, cpu int, rtBefore map[task]string, tmpBefore 
 	go func() { done <- cmd.Wait() }()
 	tcsPid := cmd.Process.Pid
 	where := fmt.Sprintf("kill %d: %s at %v (aimed at %s)", k.n, k.sig, k.at.Round(time.Microsecond), k.aim)
+	if k.aim == phaseShutdown {
+		where = fmt.Sprintf("kill %d: %s %v after shutdown began", k.n, k.sig, k.at.Round(time.Microsecond))
+	}
 	if k.stopFor > 0 {
 		where += fmt.Sprintf(", stopped for %v", k.stopFor.Round(time.Microsecond))
 	}
@@ -317,10 +329,24 @@ func runKill(t *testing.T, k kill, cpu int, rtBefore map[task]string, tmpBefore 
 		waitErr error
 		exited  bool
 	)
-	select {
-	case waitErr = <-done:
-		exited = true
-	case <-time.After(time.Until(start.Add(k.at))):
+	from := start
+	if k.aim == phaseShutdown {
+		// The shutdown begins when the first child of the run ends.
+		for !exited && !readLog(out).shutdown() {
+			select {
+			case waitErr = <-done:
+				exited = true
+			case <-time.After(time.Millisecond):
+			}
+		}
+		from = time.Now()
+	}
+	if !exited {
+		select {
+		case waitErr = <-done:
+			exited = true
+		case <-time.After(time.Until(from.Add(k.at))):
+		}
 	}
 	if exited {
 		phase = phaseExited
@@ -398,8 +424,23 @@ func runKill(t *testing.T, k kill, cpu int, rtBefore map[task]string, tmpBefore 
 	for _, l := range leftovers(pids) {
 		errorf("%s: alive afterwards: %s", where, l)
 	}
+	// A dying task keeps its policy until it is gone: give the run's up
+	// to 5 s to go.
+	rt := rtTasks()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); rt = rtTasks() {
+		mine := false
+		for tk := range rt {
+			if _, ok := rtBefore[tk]; !ok && (slices.Contains(pids, tk.pid) || ofThisTest(tk.pid)) {
+				mine = true
+			}
+		}
+		if !mine {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	foreign := map[int]bool{}
-	for tk, desc := range rtTasks() {
+	for tk, desc := range rt {
 		if _, ok := rtBefore[tk]; ok {
 			continue
 		}
@@ -519,7 +560,7 @@ func runProcs(pids []int) map[int]string {
 			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 			continue
 		}
-		if st.State == 'Z' || st.State == 'X' {
+		if (st.State == 'Z' || st.State == 'X') && !liveThread(pid) {
 			continue
 		}
 		if slices.Contains(pids, pid) || st.PPid == os.Getpid() || ofThisTest(pid) {
@@ -527,6 +568,18 @@ func runProcs(pids []int) map[int]string {
 		}
 	}
 	return live
+}
+
+// liveThread says whether a thread of process pid is not yet a zombie (a
+// process whose main thread has exited while another is still exiting).
+func liveThread(pid int) bool {
+	tids, _ := linux.Tasks(pid)
+	for _, tid := range tids {
+		if st, err := linux.ReadStat(pid, tid); err == nil && st.State != 'Z' && st.State != 'X' {
+			return true
+		}
+	}
+	return false
 }
 
 // ofThisTest says whether process pid runs this test's tcs binary.
