@@ -88,6 +88,8 @@ type Mechanism struct {
 	tid    int
 	others []int // the non-simulation online CPUs
 	lock   *linux.CPULock
+	// zombies are the clients Reap left for Close to reap.
+	zombies []int
 
 	ep    *linux.Epoll
 	timer *linux.Timer
@@ -1268,10 +1270,18 @@ func (m *Mechanism) Reap(p *Proc) (code int, err error) {
 		m.forget(p, UnknownExit)
 		return UnknownExit, nil
 	}
-	code, _, err = linux.WaitPidfd(p.pidfd, true)
+	// The status is read but the zombie left to Close, which reaps it at
+	// the normal scheduler's level: reaping makes the kernel invalidate
+	// its /proc entries, which spins while another task shrinks the same
+	// ones, and from this thread at ℓ0 on the simulation CPU it kept that
+	// task, below it there, from ever running (seen: waitid spinning in
+	// d_walk for over 15 min, tcs unkillable even by SIGKILL, its
+	// detector and clients left at their real-time priorities).
+	code, err = linux.ExitPidfd(p.pidfd)
 	if err != nil {
 		return 0, fmt.Errorf("reap client %q (pid %d): %w", p.Name, p.Pid, err)
 	}
+	m.zombies = append(m.zombies, p.Pid)
 	m.forget(p, code)
 	return code, nil
 }
@@ -1395,6 +1405,12 @@ func (m *Mechanism) Close() error {
 	if err := linux.SetOther(0); err != nil {
 		errs = append(errs, fmt.Errorf("close: coordinator thread to SCHED_OTHER: %w", err))
 	}
+	for _, pid := range m.zombies { // left by Reap
+		if err := linux.Reap(pid); err != nil {
+			errs = append(errs, fmt.Errorf("close: reap %d: %w", pid, err))
+		}
+	}
+	m.zombies = nil
 	deadline := time.Now().Add(m.conf.KillGrace)
 	for len(live) > 0 {
 		rest := live[:0]

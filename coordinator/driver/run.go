@@ -564,7 +564,13 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if rerr := r.recFinish(sum); rerr != nil { // recording
 		r.log.Warn().Err(rerr).Msg("record: the recording may be incomplete")
 	}
-	if werr := sum.WriteJSON(filepath.Join(r.rc.OutDir, "summary.json")); werr != nil && loopErr == nil {
+	// Written through an unnamed file: a SIGKILL while it is written
+	// leaves no temporary file in the output folder (a named one stayed).
+	js, werr := sum.JSON()
+	if werr == nil {
+		werr = linux.WriteFileAtomic(filepath.Join(r.rc.OutDir, "summary.json"), js, 0o644)
+	}
+	if werr != nil && loopErr == nil {
 		loopErr = werr
 	}
 	return sum, loopErr

@@ -259,11 +259,32 @@ func PollIn(fds []int, timeoutMs int, ready []bool) error {
 // returns its exit code, or 128+signal when a signal ended it. With block
 // false it returns done=false when the process has not exited yet.
 func WaitPidfd(pidfd int, block bool) (code int, done bool, err error) {
-	var info unix.Siginfo
 	opts := unix.WEXITED
 	if !block {
 		opts |= unix.WNOHANG
 	}
+	return waitPidfd(pidfd, opts)
+}
+
+// ExitPidfd waits for the process behind pidfd to exit and returns its
+// exit code as WaitPidfd does, but leaves it a zombie (WNOWAIT) for a
+// later Reap.
+func ExitPidfd(pidfd int) (code int, err error) {
+	code, _, err = waitPidfd(pidfd, unix.WEXITED|unix.WNOWAIT)
+	return code, err
+}
+
+// Reap reaps the exited child pid (waitid(P_PID, WEXITED)).
+func Reap(pid int) error {
+	var info unix.Siginfo
+	if err := retryEINTR(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED, nil) }); err != nil {
+		return os.NewSyscallError("waitid", err)
+	}
+	return nil
+}
+
+func waitPidfd(pidfd, opts int) (code int, done bool, err error) {
+	var info unix.Siginfo
 	err = retryEINTR(func() error { return unix.Waitid(unix.P_PIDFD, pidfd, &info, opts, nil) })
 	if err != nil {
 		return 0, false, os.NewSyscallError("waitid", err)

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"os/exec"
 	"testing"
 	"time"
 
@@ -72,4 +73,32 @@ func epollWithEventfd(t *testing.T, tag uint64) (*Epoll, int) {
 		t.Fatal(err)
 	}
 	return ep, efd
+}
+
+// ExitPidfd returns a child's exit code and leaves it a zombie; Reap
+// reaps it.
+func TestExitPidfdLeavesZombie(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 7")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	fd, err := PidfdOpen(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	code, err := ExitPidfd(fd)
+	if err != nil || code != 7 {
+		t.Fatalf("ExitPidfd = %d, %v; want 7", code, err)
+	}
+	if st, err := ReadStat(pid, 0); err != nil || st.State != 'Z' {
+		t.Fatalf("after ExitPidfd: state %c, %v; want a zombie", st.State, err)
+	}
+	if err := Reap(pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadStat(pid, 0); err == nil {
+		t.Fatalf("process %d still there after Reap", pid)
+	}
 }

@@ -1,0 +1,109 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// WriteFileAtomic writes data to path with permissions perm so that a
+// reader, or a process killed at any instant (SIGKILL), leaves path with
+// its old content or the new, and no temporary file beside it. The data
+// goes to an unnamed file in path's folder (open O_TMPFILE), which is
+// synced and then given a name with linkat: a kill before the link leaves
+// nothing, as the kernel frees an unnamed file with its last descriptor.
+// When path does not exist yet the file is linked as path itself; when it
+// does, it is linked under a temporary name renamed over path, so only a
+// kill between that link and the rename leaves the temporary name. A file
+// system without O_TMPFILE gets a named temporary file renamed over path.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	var fd int
+	err = retryEINTR(func() (e error) {
+		fd, e = unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, uint32(perm))
+		return e
+	})
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
+		return writeFileRename(path, data, perm)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: open O_TMPFILE: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// The umask applied to open's mode; perm is what the file must have.
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", path, err)
+	}
+	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	link := func(name string) error {
+		return retryEINTR(func() error {
+			return unix.Linkat(unix.AT_FDCWD, self, unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+		})
+	}
+	err = link(path)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("write %s: linkat: %w", path, err)
+	}
+	tmp := filepath.Join(dir, "."+base+"."+strconv.Itoa(os.Getpid())+".tmp")
+	_ = os.Remove(tmp) // a name an earlier process of this pid left
+	if err := link(tmp); err != nil {
+		return fmt.Errorf("write %s: linkat: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeFileRename is WriteFileAtomic through a named temporary file.
+func writeFileRename(path string, data []byte, perm os.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
