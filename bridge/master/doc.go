@@ -25,7 +25,12 @@
 // back, escaping strings the way XmlRpc++ can read. The Master (master.go,
 // notify.go) serves HTTP, runs one call at a time on the state, and makes
 // the slave calls asynchronously: one ordered queue per node, each call
-// bounded by Conf.CallTimeout.
+// bounded by Conf.CallTimeout. Each call has its own connection (no
+// keep-alive), so Busy sees a call as soon as its node has connected: tcs
+// lets the master answer before a ROS node's block counts (a node waiting
+// for its master waits for tcs, not for time), and WatchUnsubscribes tells
+// it which node ended its clock subscription (rospy's shutdown does so
+// first).
 //
 // Differences from rosmaster: listings (getSystemState, getParamNames, ...)
 // are sorted; a node replaced by another with its name also makes the
