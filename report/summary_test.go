@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -127,54 +126,6 @@ func TestSummaryNonFinite(t *testing.T) {
 	}
 	if !math.IsInf(s.RTF, 1) || !math.IsNaN(s.Clients[0].PeriodError) {
 		t.Error("JSON changed the summary")
-	}
-}
-
-func TestWriteJSONAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "summary.json")
-	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := sample().WriteJSON(p); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := sample().JSON()
-	if !bytes.Equal(b, want) {
-		t.Error("file differs from JSON()")
-	}
-	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v", fi.Mode())
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("temporary files left: %v", entries)
-	}
-	// A path whose folder does not exist fails and leaves nothing.
-	if err := sample().WriteJSON(filepath.Join(dir, "no", "summary.json")); err == nil {
-		t.Error("WriteJSON into a missing folder succeeded")
-	}
-	// Renaming over a directory fails: the temporary file is removed.
-	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "d", "x"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := sample().WriteJSON(filepath.Join(dir, "d")); err == nil || !strings.Contains(err.Error(), "write ") {
-		t.Errorf("WriteJSON over a directory: %v", err)
-	}
-	entries, _ = os.ReadDir(dir)
-	names := []string{}
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if !slices.Equal(names, []string{"d", "summary.json"}) {
-		t.Errorf("left behind: %v", names)
 	}
 }
 
