@@ -59,7 +59,12 @@ type Master struct {
 	// byte has not been read yet, lastAccept when the newest was accepted
 	// (CLOCK_MONOTONIC ns); state each connection's last state.
 	active, fresh, lastAccept atomic.Int64
-	conns                     sync.Map // net.Conn → http.ConnState
+	// lnRaw is the listener's fd, peek its Control function and pending
+	// what it saw (Busy's caller, the dispatch loop, owns those two).
+	lnRaw   syscall.RawConn
+	peek    func(fd uintptr)
+	pending bool
+	conns   sync.Map // net.Conn → http.ConnState
 
 	notify    *notifier
 	serveDone chan struct{}
@@ -108,6 +113,10 @@ func New(conf Conf) (*Master, error) {
 		serveDone: make(chan struct{}),
 	}
 	m.notify = newNotifier(conf.CallTimeout, log, m.answered)
+	if sc, ok := ln.(syscall.Conn); ok {
+		m.lnRaw, _ = sc.SyscallConn()
+	}
+	m.peek = m.peekListener
 	m.srv = &http.Server{
 		Handler:           http.HandlerFunc(m.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -153,24 +162,24 @@ func (m *Master) WatchUnsubscribes(f func(topic, callerID string)) {
 // connection that stays silent longer, its node gated before it wrote,
 // does not count). A node blocked in a call to this master waits for tcs,
 // not for time: the coordinator lets the master answer before the world
-// moves on. It does not wait.
+// moves on. It does not wait and does not allocate; unlike the other
+// methods it must be called from one goroutine at a time.
 func (m *Master) Busy() bool {
 	if m.active.Load() > 0 || m.freshBusy() {
 		return true
 	}
-	sc, ok := m.ln.(syscall.Conn)
-	if !ok {
+	if m.lnRaw == nil {
 		return false
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	pending := false
-	_ = raw.Control(func(fd uintptr) { pending = linux.Readable(int(fd)) })
+	_ = m.lnRaw.Control(m.peek)
 	// Looked at again: a connection accepted meanwhile has left the queue.
-	return pending || m.active.Load() > 0 || m.freshBusy()
+	return m.pending || m.active.Load() > 0 || m.freshBusy()
 }
+
+// peekListener notes whether the listener fd has a connection waiting
+// (Busy, through peek: a method value made once, so Busy does not
+// allocate).
+func (m *Master) peekListener(fd uintptr) { m.pending = linux.Readable(int(fd)) }
 
 func (m *Master) freshBusy() bool {
 	return m.fresh.Load() > 0 && linux.MonotonicNs()-m.lastAccept.Load() < freshGrace

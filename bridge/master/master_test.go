@@ -286,3 +286,19 @@ func TestParseURI(t *testing.T) {
 		}
 	}
 }
+
+// Busy is called from the dispatch loop after every ROS client's block: it
+// must not allocate, and an idle master is not busy.
+func TestBusyIdleNoAlloc(t *testing.T) {
+	m, err := New(Conf{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Busy() {
+		t.Fatal("an idle master is busy")
+	}
+	if n := testing.AllocsPerRun(100, func() { m.Busy() }); n != 0 {
+		t.Errorf("Busy allocates %.0f times per call", n)
+	}
+}
