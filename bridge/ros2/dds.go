@@ -199,7 +199,9 @@ func NewNode(conf NodeConf) (n *Node, err error) {
 	if n.disc, err = n.writer(rmsgs.DiscoveryTopic, rmsgs.ParticipantEntitiesInfo, Latched, false); err != nil {
 		return nil, err
 	}
-	C.tcs_watch_threads()
+	if C.tcs_watch_threads(C.int64_t(watchMax)) < 0 {
+		return nil, fmt.Errorf("ros2: Cyclone's unicast receive thread (recvUC) did not start within %v: commands could not be stamped when they arrive", watchMax)
+	}
 	return n, n.announce()
 }
 
@@ -215,6 +217,10 @@ func (n *Node) Reset() {
 	var b [8]byte
 	_, _, _ = linux.ReadU64(n.efd, &b)
 }
+
+// watchMax bounds how long New waits for Cyclone's receive and delivery
+// threads to name themselves (tcs_watch_threads).
+const watchMax = 2 * time.Second
 
 // Settle waits, up to max, until Cyclone's receive and delivery threads
 // sleep: every datagram that was in the bridge's sockets when it was

@@ -397,11 +397,20 @@ static int unread(void) {
   return 0;
 }
 
-int tcs_watch_threads(void) {
+static int64_t now_ns(void);
+
+// The threads tcs's Cyclone configuration (one loopback interface, no
+// multicast) starts, each a bit of scan_threads's result.
+static const char *const kThreadNames[] = {"recvUC\n", "recv\n", "dq.user\n", "dq.builtins\n"};
+enum { kAllThreads = 15 };
+
+// scan_threads fills watch_fd; it returns which of kThreadNames it found.
+static int scan_threads(void) {
   for (int i = 0; i < nwatch; i++) close(watch_fd[i]);
   nwatch = 0;
+  int found = 0;
   DIR *dir = opendir("/proc/self/task");
-  if (dir == NULL) return -1;
+  if (dir == NULL) return 0;
   struct dirent *de;
   while ((de = readdir(dir)) != NULL && nwatch < kMaxWatch) {
     if (de->d_name[0] == '.') continue;
@@ -415,11 +424,24 @@ int tcs_watch_threads(void) {
     if (strncmp(comm, "recv", 4) != 0 && strncmp(comm, "dq.", 3) != 0) continue;
     snprintf(path, sizeof path, "/proc/self/task/%s/stat", de->d_name);
     fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) watch_fd[nwatch++] = fd;
+    if (fd < 0) continue;
+    watch_fd[nwatch++] = fd;
+    for (int i = 0; i < 4; i++)
+      if (strcmp(comm, kThreadNames[i]) == 0) found |= 1 << i;
   }
   closedir(dir);
+  return found;
+}
+
+int tcs_watch_threads(int64_t max_ns) {
+  int64_t end = now_ns() + max_ns;
+  int found;
+  while ((found = scan_threads()) != kAllThreads && now_ns() < end) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
   watch_sockets();
-  return nwatch;
+  return (found & 1) ? nwatch : -1;
 }
 
 // asleep: the thread's state in its stat line is S (or D/I: not running).

@@ -62,9 +62,14 @@ dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap);
 // to acknowledge what writer wr wrote.
 dds_return_t tcs_wait_acks(dds_entity_t wr, int64_t timeout_ns);
 // tcs_watch_threads remembers this process's threads whose names are
-// Cyclone's receive and delivery threads (recv*, dq.*), for tcs_settle;
-// it returns how many.
-int tcs_watch_threads(void);
+// Cyclone's receive and delivery threads (recv*, dq.*), for tcs_settle.
+// A thread is named by itself once it runs, so a scan made right after the
+// participant was created may see none of them: it scans again, a
+// millisecond apart, until it has found the four that tcs's configuration
+// starts (recvUC, recv, dq.user, dq.builtins) or max_ns have passed. It
+// returns how many it watches, or -1 when the unicast receive thread
+// (recvUC, which takes the commands) was not found.
+int tcs_watch_threads(int64_t max_ns);
 // tcs_settle waits, up to max_ns, until every watched thread sleeps and no
 // datagram waits unread in this process's UDP sockets (FIONREAD; they are
 // found by tcs_watch_threads): then every datagram that was in a Cyclone
