@@ -63,6 +63,11 @@ type Summary struct {
 	// coordinator took the CPU back over 200 µs late (the host delayed the
 	// timer or stole the CPU): reported, not charged to virtual time.
 	HostOverrunS float64 `json:"host_overrun_s"`
+	// SettleTimeouts counts the blocks of a ROS 2 client after which the
+	// bridge's DDS receive threads (on the other CPUs) did not hand on
+	// what was in their sockets within 1 s; a command the client sent just
+	// before is then stamped late. It must be 0.
+	SettleTimeouts int64 `json:"settle_timeouts,omitempty"`
 	// Dispatches is the number of times a client was given the CPU.
 	Dispatches int64 `json:"dispatches"`
 	// DynamicsSteps is the number of (full or partial) dynamics steps.

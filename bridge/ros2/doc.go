@@ -68,7 +68,11 @@
 // command sent just before the client blocked may be in the bridge's socket
 // before that thread woke, so Settle also waits until no datagram is
 // unread in the bridge's sockets (FIONREAD), else the command is stamped
-// late.
+// late. Those threads run at SCHED_OTHER beside whatever else the host
+// runs there, which can keep them off a CPU for milliseconds: Settle waits
+// as long as it takes (up to 1 s, counted in settle_timeouts). It knows
+// them by the names they give themselves once running, so New waits until
+// they have.
 //
 // The C part (shim.c) uses Cyclone's 0.10 ddsi headers (sertype/serdata),
 // renamed in 0.11: it is pinned to the 0.10 line.

@@ -220,6 +220,10 @@ type runner struct {
 	// masterWaits, masterWaitNs: blocks the loop let the master answer
 	// first, and the wall time that took.
 	masterWaits, masterWaitNs int64
+	// settles, settleNs, settleTimeouts: blocks of a ROS client after
+	// which the DDS bridge's receive path was settled, the wall time that
+	// took, and the blocks where it gave up.
+	settles, settleNs, settleTimeouts int64
 }
 
 // recorder adapts the runner to coordinator.Recorder.
@@ -541,7 +545,11 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
 		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
 		Int64("waker_ends", ends).Int64("waker_continued", continued).Int64("waker_ns", r.mech.WakerCPU()).
-		Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).Msg("overhead")
+		Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).
+		Int64("settles", r.settles).Int64("settle_ns", r.settleNs).Int64("settle_timeouts", r.settleTimeouts).Msg("overhead")
+	if r.settleTimeouts > 0 {
+		r.log.Warn().Int64("settle_timeouts", r.settleTimeouts).Msg("the DDS bridge's receive threads did not hand on what was in their sockets within 1 s of a client's block: commands sent then were stamped late")
+	}
 	for _, e := range r.overrunEv[:r.noverrun] {
 		r.log.Warn().Float64("wall_s", float64(e[0])/1e9).Int64("uncharged_ns", e[1]).Msg("a slice ended far too late (the host held a CPU): the client ran past it; the excess is not charged")
 	}
@@ -682,7 +690,8 @@ func (r *runner) logThreads(c *runClient) {
 
 // settler is a Bridge whose received messages reach its fd through
 // threads of its own (DDS): Settle waits until they have handed on what
-// is already in its sockets and reports whether Drain may find something.
+// is already in its sockets and reports whether they did (false: it gave
+// up waiting).
 type settler interface{ Settle() bool }
 
 // masterWaiter is the ROS 1 bridge with its embedded master.
@@ -935,7 +944,13 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 		// A DDS bridge hands what arrived on to its fd from its own
 		// receive threads: let a command sent just before blocking get
 		// there, so that it is stamped now (bridge/ros2.Gate.Settle).
-		if r.settle != nil && r.settle.Settle() {
+		if r.settle != nil {
+			t0 := r.clk.Monotonic()
+			if !r.settle.Settle() {
+				r.settleTimeouts++
+			}
+			r.settles++
+			r.settleNs += r.clk.Monotonic() - t0
 			msg = true
 		}
 	}
@@ -1548,6 +1563,7 @@ func (r *runner) summary() *report.Summary {
 	}
 	s.HostStealS = report.Seconds(r.stealNs)
 	s.HostOverrunS = report.Seconds(r.hostOverrunNs)
+	s.SettleTimeouts = r.settleTimeouts
 	s.Overhead = report.Overhead{
 		CoordinatorS: report.Seconds(max(r.coordNs, 0)),
 		ClientsS:     report.Seconds(clientsNs),
