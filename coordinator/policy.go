@@ -939,13 +939,16 @@ func (p *Policy) BoundaryClock(c int, t int64) bool {
 
 // HoldOver is the hold-over rule's question. A ROS client's library may
 // wait for its clock in short wall-clock sleeps (roscpp polls every 1 ms
-// until sim time moves): such a client blocks without waiting for
-// anything tcs delivers, and will wake by itself. When ROS client c, in an
-// activation in which it has not published a command yet and was not held
-// over yet, blocked with nothing else ready (alone) after cpu ns of its
-// arm ns, HoldOver returns true (and counts the hold-over for this
-// activation): the driver then reads how long c's threads still sleep and
-// asks HoldBudget.
+// until sim time moves), and any client may wait on the host (a page
+// fault reading its code from disk, mostly in its first activations) or be
+// runnable again by the time tcs looks: such a client blocks without
+// waiting for anything tcs delivers, and will go on by itself. When ROS
+// client c, in an activation in which it has not published a command yet
+// and was not held over yet, blocked with nothing else ready (alone) after
+// cpu ns of its arm ns, HoldOver returns true (and counts the hold-over
+// for this activation): the driver then reads what c's threads wait on
+// and asks HoldBudget. After its command the activation is taken as done:
+// asking then would cost a scan of its threads every activation.
 func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 	cl := &p.clients[c]
 	if cl.conf.API != ROS || !alone || !cl.active || cl.acted || cl.held || cpu >= arm {
@@ -955,14 +958,15 @@ func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 	return true
 }
 
-// HoldBudget is the hold-over rule's answer, after HoldOver: sleep is the
-// shortest remaining wall-clock sleep among c's threads (found false: none
-// sleeps on the wall clock). It returns the CPU budget for which the
-// dispatch of c goes on, the world waiting, until c has run again and
-// blocked again; 0 when it does not (no short sleep: c waits for
-// something else).
-func (p *Policy) HoldBudget(c int, sleep int64, found bool, cpu, arm int64) int64 {
-	if !found || sleep > HoldMax || cpu >= arm {
+// HoldBudget is the hold-over rule's answer, after HoldOver, given what
+// c's threads wait on. It returns the CPU budget for which the dispatch of
+// c goes on, the world waiting, until c has run again and blocked again:
+// when c waits on the host (Waits.Host), or sleeps on the wall clock for
+// at most HoldMax. It returns 0 when c waits for something else (input,
+// its clock, a long sleep) or has used its arm.
+func (p *Policy) HoldBudget(c int, w Waits, cpu, arm int64) int64 {
+	short := w.Timed && w.Sleep <= HoldMax
+	if cpu >= arm || !w.Host && !short {
 		return 0
 	}
 	return min(arm-cpu, HoldMax)

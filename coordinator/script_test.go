@@ -25,7 +25,7 @@ import (
 //	new                           build the policy from conf and clients
 //	next [N]                      the next N actions (default 1); a Dispatch ends the list
 //	ran NAME cpu=T stop=preempted|blocked|request|interrupted [timer] [late=T] [away=T]
-//	holdover NAME cpu=T arm=T [alone] [sleep=T]   the hold-over rule after a dispatch (before ran)
+//	holdover NAME cpu=T arm=T [alone] [sleep=T] [host]   the hold-over rule after a dispatch (before ran)
 //	clock NAME [at=T]             the clock rule: at a dispatch (DispatchClock), or at boundary T
 //	idle NAME wake=T | read NAME | actuate NAME | relay NAME to=A,B
 //	exited NAME code=N | clocklost NAME | delivered NAME | woke NAME | probed
@@ -342,14 +342,14 @@ func (s *scriptRun) do(cmd string) (string, error) {
 		if !s.p.HoldOver(c, flagSet("alone"), cpu, arm) {
 			return "not asked", nil
 		}
-		_, found := args["sleep"]
-		var sleep int64
-		if found {
-			if sleep, err = ns("sleep"); err != nil {
+		var ws Waits
+		if _, ws.Timed = args["sleep"]; ws.Timed {
+			if ws.Sleep, err = ns("sleep"); err != nil {
 				return "", err
 			}
 		}
-		if b := s.p.HoldBudget(c, sleep, found, cpu, arm); b > 0 {
+		ws.Host = flagSet("host")
+		if b := s.p.HoldBudget(c, ws, cpu, arm); b > 0 {
 			out = "held budget=" + fmtNs(b)
 		} else {
 			out = "asked, not held"

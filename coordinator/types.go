@@ -450,3 +450,16 @@ type ClientStats struct {
 	HostNs     int64 // CPU ns it used that were the host's, not charged
 	ClockLost  bool  // it stopped listening to its clock (ClockLost)
 }
+
+// Waits is what the threads of a blocked client wait on, as the driver
+// read it for the hold-over rule (Policy.HoldBudget).
+type Waits struct {
+	// Timed is true when a thread sleeps on the wall clock; Sleep is the
+	// shortest remaining such sleep (ns).
+	Timed bool
+	Sleep int64
+	// Host is true when a thread waits on the host, in an uninterruptible
+	// sleep (a page fault, disk I/O) that ends by itself, or is runnable
+	// again: the client has not finished.
+	Host bool
+}

@@ -75,6 +75,17 @@ func ParseStat(line []byte) (Stat, error) {
 	return st, nil
 }
 
+// StatState returns the state letter of a /proc/PID/stat line (the field
+// after the command, which may itself hold parentheses), or 0 when the line
+// is not one. Unlike ParseStat it does not allocate.
+func StatState(line []byte) byte {
+	i := bytes.LastIndexByte(line, ')')
+	if i < 0 || i+2 >= len(line) || line[i+1] != ' ' {
+		return 0
+	}
+	return line[i+2]
+}
+
 func clip(b []byte) string {
 	if len(b) > 80 {
 		return string(b[:80]) + "..."

@@ -56,6 +56,9 @@ func TestParseStat(t *testing.T) {
 			if !tc.err && got != tc.want {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
+			if s := StatState([]byte(tc.line)); !tc.err && s != tc.want.State {
+				t.Errorf("StatState = %q, want %q", s, tc.want.State)
+			}
 		})
 	}
 }

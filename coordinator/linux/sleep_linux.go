@@ -297,6 +297,10 @@ type SleepScan struct {
 	Threads int // threads read (those that vanished meanwhile are not counted)
 	Running int // on a CPU or runnable: not blocked at all
 	Timed   int // blocked in a timed sleep of the list in SleepScanner's doc
+	// Host threads are in an uninterruptible sleep (state D) outside such a
+	// sleep: a page fault or disk I/O, a kernel lock. They wait on the
+	// host, not on input, and resume by themselves.
+	Host int
 	// Blocked threads wait without a timeout, in a system call that is not
 	// such a sleep, or outside a system call (stopped, a zombie).
 	Blocked int
@@ -346,9 +350,13 @@ type SleepScan struct {
 // A remaining time does not include the thread's timer slack (50 µs for
 // SCHED_OTHER threads by default), nor the time it then waits for a CPU.
 //
+// A thread blocked otherwise is Host when its state (/proc/PID/task/TID/stat)
+// is D, uninterruptible: a page fault or disk I/O, which ends by itself.
+//
 // The scanner keeps an open /proc/PID/task/TID/syscall file per thread
-// seen (close-on-exec) and rereads it with pread at offset 0; Forget
-// closes a process's files, Close all of them. Reading a thread's syscall
+// seen (close-on-exec), and its stat file once it was needed, and rereads
+// them with pread at offset 0; Forget closes a process's files, Close all
+// of them. Reading a thread's syscall
 // file and memory needs ptrace access to it (PTRACE_MODE_ATTACH: root, or
 // the same user and a parent when Yama's ptrace_scope is 1). A SleepScanner
 // is not safe for concurrent use.
@@ -375,6 +383,7 @@ type sleepProc struct {
 type sleepThread struct {
 	tid  int
 	fd   int    // open /proc/PID/task/TID/syscall, or -1
+	stat int    // open /proc/PID/task/TID/stat, or -1 (opened when first needed)
 	scan uint32 // the last scan that listed it
 }
 
@@ -470,7 +479,7 @@ func (s *SleepScanner) scanThread(pid int, th *sleepThread, r *SleepScan) error 
 	}
 	to := timeoutOf(&sc)
 	if to.kind == untimed {
-		r.Blocked++
+		s.countBlocked(pid, th, r)
 		return nil
 	}
 	rem, exact, known, gone, err := s.remaining(th.tid, to)
@@ -481,7 +490,7 @@ func (s *SleepScanner) scanThread(pid int, th *sleepThread, r *SleepScan) error 
 		r.Threads--
 		return nil
 	case !known:
-		r.Blocked++
+		s.countBlocked(pid, th, r)
 		return nil
 	}
 	r.Timed++
@@ -489,6 +498,31 @@ func (s *SleepScanner) scanThread(pid int, th *sleepThread, r *SleepScan) error 
 		r.Shortest, r.ShortestTid, r.ShortestNr, r.ShortestExact = rem, th.tid, sc.Nr, exact
 	}
 	return nil
+}
+
+// countBlocked counts a thread that is not in a recognised timed sleep:
+// Host when its state is D, else Blocked. A thread whose stat file cannot
+// be read counts as Blocked.
+func (s *SleepScanner) countBlocked(pid int, th *sleepThread, r *SleepScan) {
+	if th.stat < 0 {
+		fd, errno := s.openFile(pid, th.tid, "/stat\x00")
+		if errno != 0 {
+			r.Blocked++
+			return
+		}
+		th.stat = fd
+	}
+	n, errno := s.pread(th.stat)
+	if errno != 0 {
+		_ = closeFd("stat file", &th.stat)
+		r.Blocked++
+		return
+	}
+	if StatState(s.line[:n]) == 'D' {
+		r.Host++
+		return
+	}
+	r.Blocked++
 }
 
 // readSyscall reads and parses the thread's syscall file; ok is false when
@@ -525,11 +559,17 @@ func (s *SleepScanner) readSyscall(pid int, th *sleepThread) (sc ThreadSyscall, 
 
 // open opens /proc/PID/task/TID/syscall read-only, close-on-exec.
 func (s *SleepScanner) open(pid, tid int) (int, unix.Errno) {
+	return s.openFile(pid, tid, "/syscall\x00")
+}
+
+// openFile opens /proc/PID/task/TID plus name (NUL-terminated) read-only,
+// close-on-exec.
+func (s *SleepScanner) openFile(pid, tid int, name string) (int, unix.Errno) {
 	b := append(s.path[:0], "/proc/"...)
 	b = strconv.AppendInt(b, int64(pid), 10)
 	b = append(b, "/task/"...)
 	b = strconv.AppendInt(b, int64(tid), 10)
-	_ = append(b, "/syscall\x00"...) // at most 41 bytes: it stays in s.path
+	_ = append(b, name...) // at most 41 bytes: it stays in s.path
 	dirfd := unix.AT_FDCWD
 	for {
 		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&s.path[0])), unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
@@ -653,7 +693,7 @@ func (p *sleepProc) thread(tid int) *sleepThread {
 	}
 	p.threads = append(p.threads, sleepThread{})
 	copy(p.threads[lo+1:], p.threads[lo:])
-	p.threads[lo] = sleepThread{tid: tid, fd: -1}
+	p.threads[lo] = sleepThread{tid: tid, fd: -1, stat: -1}
 	return &p.threads[lo]
 }
 
@@ -664,6 +704,7 @@ func (p *sleepProc) prune() {
 		th := p.threads[i]
 		if th.scan != p.scan {
 			_ = closeFd("syscall file", &th.fd)
+			_ = closeFd("stat file", &th.stat)
 			continue
 		}
 		kept = append(kept, th)
@@ -677,6 +718,9 @@ func (p *sleepProc) close() error {
 	var first error
 	for i := range p.threads {
 		if err := closeFd("syscall file", &p.threads[i].fd); err != nil && first == nil {
+			first = err
+		}
+		if err := closeFd("stat file", &p.threads[i].stat); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -246,6 +246,11 @@ int main(int argc, char **argv) {
 			sigtimedwait(&set, NULL, &ts);
 		} else if (!strcmp(mode, "pipe")) { /* untimed */
 			if (read(0, buf, 1) <= 0) return 0;
+		} else if (!strcmp(mode, "vfork")) { /* uninterruptible (D) while the child sleeps */
+			if (vfork() == 0) {
+				nanosleep(&ts, NULL);
+				_exit(0);
+			}
 		} else if (!strcmp(mode, "busy")) {
 			for (volatile unsigned long i = 0;; i++) {}
 		} else if (!strcmp(mode, "cond")) { /* a thread in pthread_cond_timedwait; main untimed */
@@ -401,6 +406,15 @@ func TestSleepScanner(t *testing.T) {
 		}
 		if _, ok, err := s.Shortest(pid, nil); ok || err != nil {
 			t.Errorf("Shortest: ok %v, %v; want false, nil", ok, err)
+		}
+	})
+
+	t.Run("uninterruptible: vfork", func(t *testing.T) {
+		s := newScanner(t)
+		pid := startSleeper(t, bin, "vfork", 10_000).Process.Pid
+		r := sampleUntil(t, s, pid, "uninterruptible", func(r SleepScan) bool { return r.Host == 1 })
+		if r.Threads != 1 || r.Timed != 0 || r.Blocked != 0 || r.Running != 0 {
+			t.Errorf("scan %+v, want one thread waiting on the host", r)
 		}
 	})
 
