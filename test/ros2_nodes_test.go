@@ -218,11 +218,17 @@ func checkCommands(t *testing.T, mcapPath string, period int64, mode string) int
 		switch mode {
 		case "consistent":
 			if into == 0 {
+				if early < 5 {
+					t.Logf("command published at %d ns, exactly k·P", pub)
+				}
 				early++
 			}
 			charged = append(charged, into)
 		case "lockstep":
 			if into != 0 {
+				if late < 5 {
+					t.Logf("command published at %d ns, %d ns after k·P", pub, into)
+				}
 				late++
 			}
 		}
@@ -262,14 +268,12 @@ func TestROS2RealNodes(t *testing.T) {
 	for _, nd := range nodes {
 		for _, mode := range []string{"consistent", "lockstep", "free"} {
 			t.Run(nd.name+"/"+mode, func(t *testing.T) {
-				if mode == "lockstep" {
-					// Known failure, open in issue 18: in lockstep a few of
-					// a node's commands (rclpy 2 of 299; rclcpp's timer 1
-					// to 27 of 599, varying from run to run) reach the
-					// bridge after the world stepped past their activation,
-					// so they are stamped after k·P; the bridge's Settle
-					// does not yet catch that case.
-					t.Skip("known failure (issue 18): in lockstep some commands reach the bridge after the world's next step and are stamped late")
+				if nd.name == "rclcpp-sleep_until" && mode == "lockstep" && os.Getenv("TCS_ROS2_LOCKSTEP_RATE") == "" {
+					// Set TCS_ROS2_LOCKSTEP_RATE=1 to run it while it is
+					// being fixed.
+					t.Skip("known failure (issue 18): the loop starts with next = now() = 0 before its first /clock " +
+						"and catches up with ~200 commands in its first activation; on a loaded machine part of that " +
+						"burst (20-70 commands) reaches the bridge after the world's next step and is stamped 1 ms late")
 				}
 				env, tcs, rclcpp := ros2Real(t)
 				dur := "3s"
@@ -327,6 +331,9 @@ func TestROS2RealNodes(t *testing.T) {
 					}
 					if c.LeakS != 0 {
 						t.Errorf("leak_s = %g, want 0", c.LeakS)
+					}
+					if s.SettleTimeouts != 0 {
+						t.Errorf("settle_timeouts = %d, want 0", s.SettleTimeouts)
 					}
 				}
 				if c.CPUS <= 0 {
