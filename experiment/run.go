@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/bridge/ros1"
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/coordinator/driver"
@@ -43,7 +43,7 @@ func runScenario(yaml, dir, label string, progress io.Writer, stop <-chan struct
 		// A master of its own on a free port: two experiments (or a test
 		// and an experiment) on one machine must not share 11311, where
 		// one's embedded master would end under the other's nodes.
-		if sc.ROS.Master, err = freeMasterURI(); err != nil {
+		if sc.ROS.Master, err = master.FreeURI(); err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 	}
@@ -77,16 +77,6 @@ func runScenario(yaml, dir, label string, progress io.Writer, stop <-chan struct
 		return sum, fmt.Errorf("%s: the run ended early: %s (see %s)", label, sum.Ended, dir)
 	}
 	return sum, nil
-}
-
-// freeMasterURI is a loopback master URI on a port free right now.
-func freeMasterURI() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port for the ROS master: %w", err)
-	}
-	defer l.Close()
-	return fmt.Sprintf("http://127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port), nil
 }
 
 // bar is a progress bar for one run, fed the runner's status lines

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,20 +11,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/report"
 	"github.com/tcs-robotics/tcs/test/rosenv"
 )
 
-// freeMasterURI is a loopback master URI on a free port: tcs starts its
-// embedded master there.
+// freeMasterURI is a loopback master URI on a free port (master.FreeURI):
+// tcs starts its embedded master there.
 func freeMasterURI(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	uri, err := master.FreeURI()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return fmt.Sprintf("http://127.0.0.1:%d/", l.Addr().(*net.TCPAddr).Port)
+	return uri
 }
 
 // rosController returns the command line of the unmodified PD controller

@@ -28,6 +28,7 @@ import (
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/sensor_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
 
+	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/controllers"
 	"github.com/tcs-robotics/tcs/controllers/rosnode"
 	"github.com/tcs-robotics/tcs/test/rosenv"
@@ -355,15 +356,27 @@ func keys[V any](m map[string]V) []string {
 	return ks
 }
 
-// freePort returns a TCP port that was free a moment ago.
+// freePort returns a TCP port that was free a moment ago, below the
+// ephemeral range (master.FreeURI).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	uri, err := master.FreeURI()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	hp, err := master.ParseURI(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // build runs a build command within 3 minutes.
