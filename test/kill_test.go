@@ -545,12 +545,8 @@ func leftovers(pids []int) []string {
 // description, and reaps the zombies among this process's children.
 func runProcs(pids []int) map[int]string {
 	live := map[int]string{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	all, _ := linux.Pids()
+	for _, pid := range all {
 		st, err := linux.ReadStat(pid, 0)
 		if err != nil {
 			continue
@@ -602,12 +598,8 @@ type task struct{ pid, tid int }
 // description.
 func rtTasks() map[task]string {
 	rt := map[task]string{}
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
+	pids, _ := linux.Pids()
+	for _, pid := range pids {
 		tids, _ := linux.Tasks(pid)
 		for _, tid := range tids {
 			st, err := linux.ReadStat(pid, tid)

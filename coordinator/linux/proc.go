@@ -109,10 +109,17 @@ func ReadStat(pid, tid int) (Stat, error) {
 
 // Tasks lists the thread ids of process pid (/proc/PID/task), sorted.
 func Tasks(pid int) ([]int, error) {
-	path := "/proc/" + strconv.Itoa(pid) + "/task"
+	return ids("/proc/"+strconv.Itoa(pid)+"/task", "list threads")
+}
+
+// Pids lists the ids of the processes in /proc, sorted.
+func Pids() ([]int, error) { return ids("/proc", "list processes") }
+
+// ids lists the numeric names in folder path, sorted.
+func ids(path, what string) ([]int, error) {
 	ents, err := os.ReadDir(path)
 	if err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	tids := make([]int, 0, len(ents))
 	for _, e := range ents {

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"reflect"
 	"runtime"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -355,5 +357,22 @@ func TestRuntimeFile(t *testing.T) {
 	cmd.Wait()
 	if _, err := g.Ns(); !errors.Is(err, ErrGone) {
 		t.Fatalf("exited process: %v, want ErrGone", err)
+	}
+}
+
+func TestPidsAndTasks(t *testing.T) {
+	pids, err := Pids()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sort.IntsAreSorted(pids) || !slices.Contains(pids, os.Getpid()) {
+		t.Errorf("Pids: %d ids, sorted %v, this process %d among them %v", len(pids), sort.IntsAreSorted(pids), os.Getpid(), slices.Contains(pids, os.Getpid()))
+	}
+	tids, err := Tasks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sort.IntsAreSorted(tids) || !slices.Contains(tids, os.Getpid()) {
+		t.Errorf("Tasks: %v, want sorted and holding the main thread %d", tids, os.Getpid())
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
 
 // Python is the interpreter for rospy nodes: the python on PATH may be
@@ -160,16 +162,15 @@ func (r *Env) Start(name string, args ...string) *Proc {
 // environment's private folder (its nodes' command lines name it): nodes
 // a launcher started in sessions of their own, which outlived it.
 func (r *Env) killLeftovers() {
-	ents, err := os.ReadDir("/proc")
+	pids, err := linux.Pids()
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+	for _, pid := range pids {
+		if pid == os.Getpid() {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		if err == nil && bytes.Contains(b, []byte(r.Dir+"/")) {
 			syscall.Kill(pid, syscall.SIGKILL) //nolint:errcheck // may be gone
 		}
@@ -247,12 +248,8 @@ func (p *Proc) WaitDrained(timeout time.Duration) bool {
 // processes of process group pgid (from /proc/net/tcp{,6}).
 func unreadBytes(pgid int) int64 {
 	inodes := map[string]bool{}
-	procs, _ := os.ReadDir("/proc")
-	for _, d := range procs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
+	pids, _ := linux.Pids()
+	for _, pid := range pids {
 		if g, err := syscall.Getpgid(pid); err != nil || g != pgid {
 			continue
 		}
