@@ -180,16 +180,7 @@ func killPhases(t *testing.T) (phases, int) {
 			time.Duration(ms[2]) * time.Millisecond}, cpu
 	}
 	waitCPU(t, cpu)
-	out := t.TempDir()
-	cmd := exec.Command(tcsBin, "run", killScenario, "--out", out, "--quiet", "--wait", "10m")
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, out, buf, start, done := startKillRun(t)
 	var p phases
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
@@ -295,21 +286,30 @@ func lockHolder(cpu int) int {
 	return pid
 }
 
+// startKillRun starts tcs on killScenario: it returns the process, its
+// --out folder, its output, when it started and a channel that gets
+// Wait's result.
+func startKillRun(t *testing.T) (cmd *exec.Cmd, out string, buf *bytes.Buffer, start time.Time, done chan error) {
+	t.Helper()
+	out = t.TempDir()
+	cmd = exec.Command(tcsBin, "run", killScenario, "--out", out, "--quiet", "--wait", "10m")
+	buf = new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = buf, buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	done = make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, out, buf, start, done
+}
+
 // runKill runs killScenario, sends k's signal at k's instant and checks
 // what the run left. It returns the phase the signal landed in and what a
 // user sees of the run.
 func runKill(t *testing.T, k kill, cpu int, rtBefore map[task]string, tmpBefore map[string]bool) (phase, outcome string) {
 	t.Helper()
-	out := t.TempDir()
-	cmd := exec.Command(tcsBin, "run", killScenario, "--out", out, "--quiet", "--wait", "10m")
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, out, buf, start, done := startKillRun(t)
 	tcsPid := cmd.Process.Pid
 	where := fmt.Sprintf("kill %d: %s at %v (aimed at %s)", k.n, k.sig, k.at.Round(time.Microsecond), k.aim)
 	if k.aim == phaseShutdown {
