@@ -402,7 +402,7 @@ static int64_t now_ns(void);
 // The threads tcs's Cyclone configuration (one loopback interface, no
 // multicast) starts, each a bit of scan_threads's result.
 static const char *const kThreadNames[] = {"recvUC\n", "recv\n", "dq.user\n", "dq.builtins\n"};
-enum { kAllThreads = 15 };
+enum { kNumThreadNames = sizeof kThreadNames / sizeof kThreadNames[0], kAllThreads = (1 << kNumThreadNames) - 1 };
 
 // scan_threads fills watch_fd; it returns which of kThreadNames it found.
 static int scan_threads(void) {
@@ -426,7 +426,7 @@ static int scan_threads(void) {
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
     watch_fd[nwatch++] = fd;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < kNumThreadNames; i++)
       if (strcmp(comm, kThreadNames[i]) == 0) found |= 1 << i;
   }
   closedir(dir);
