@@ -25,6 +25,7 @@ import (
 	"github.com/tcs-robotics/tcs/msgs"
 	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
+	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
 // RunConf configures one run of a scenario.
@@ -62,6 +63,13 @@ type RunConf struct {
 	// Trace, when not nil, receives per-activation and per-slice records
 	// up to its capacity (trace.go; nil: none).
 	Trace *Trace
+	// Control, when not nil, brings requests to pause, play, step, reset or
+	// stop the run (simulation_interfaces, /tcs services); the loop answers
+	// each once it has taken effect and closes it when the run ends.
+	Control *simcontrol.Controller
+	// Paused starts the run paused at virtual time 0: the clients start,
+	// the world waits for a play or step request.
+	Paused bool
 }
 
 const (
