@@ -16,6 +16,7 @@ import (
 	"github.com/foxglove/mcap/go/mcap"
 
 	"github.com/tcs-robotics/tcs/msgs"
+	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
 	"github.com/tcs-robotics/tcs/test/rosenv"
@@ -532,6 +533,12 @@ func TestROS2GraphFromAnotherShell(t *testing.T) {
 		t.Errorf("ros2 topic echo /clock:\n%s", clock)
 	}
 	t.Logf("ros2 node list:\n%sros2 topic list:\n%sros2 topic echo --once /clock:\n%s", nodes, topics, clock)
+	info := shell("ros2 topic info --no-daemon --verbose /clock")
+	checkTypeHash(t, info, "tcs", "PUBLISHER", rmsgs.TypeHash(rmsgs.Clock))
+	t.Logf("ros2 topic info -v /clock:\n%s", info)
+	if strings.Contains(info+clock, "WARN") {
+		t.Errorf("the ros2 CLI warns:\n%s%s", clock, info)
+	}
 	if strings.Contains(run.Output(), "tcs run:") {
 		t.Errorf("tcs failed:\n%s", run.Output())
 	}

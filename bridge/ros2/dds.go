@@ -196,7 +196,7 @@ func NewNode(conf NodeConf) (n *Node, err error) {
 	if n.pubGraph < 0 || n.subGraph < 0 {
 		return nil, fmt.Errorf("ros2: %w", ddsErr("builtin-topic readers", C.dds_return_t(min(n.pubGraph, n.subGraph))))
 	}
-	if n.disc, err = n.writer(rmsgs.DiscoveryTopic, rmsgs.ParticipantEntitiesInfo, Latched, false); err != nil {
+	if n.disc, err = n.writer(endpointConf{dds: rmsgs.DiscoveryTopic, label: rmsgs.DiscoveryTopic, rosType: rmsgs.ParticipantEntitiesInfo, q: Latched}); err != nil {
 		return nil, err
 	}
 	if C.tcs_watch_threads(C.int64_t(watchMax)) < 0 {
@@ -263,31 +263,66 @@ type Writer struct {
 }
 
 // Writer creates a writer on ROS 2 topic (an absolute name) of rosType.
+// From Iron on it carries rosType's hash (rmsgs.TypeHash) in its USER_DATA,
+// as rmw_cyclonedds does; a type tcs does not know goes without.
 func (n *Node) Writer(topic, rosType string, q QoS) (*Writer, error) {
-	return n.writer(topic, rosType, q, true)
+	return n.WriterHashed(topic, rosType, "", q)
 }
 
-func (n *Node) writer(topic, rosType string, q QoS, ros bool) (*Writer, error) {
-	name := topic
-	if ros {
-		var err error
-		if name, err = rmsgs.TopicName(topic); err != nil {
-			return nil, err
-		}
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	t, err := n.topic(name, rosType)
+// WriterHashed is Writer with type hash h (RIHS01_...; "" takes
+// rmsgs.TypeHash's): for a relayed type tcs does not know, whose hash is
+// the publisher's.
+func (n *Node) WriterHashed(topic, rosType, h string, q QoS) (*Writer, error) {
+	name, err := rmsgs.TopicName(topic)
 	if err != nil {
 		return nil, err
 	}
-	e := C.tcs_writer(n.pp, t.ent, q.c())
-	if e < 0 {
-		return nil, fmt.Errorf("ros2: writer on %s: %w", topic, ddsErr("dds_create_writer", C.dds_return_t(e)))
+	return n.writer(endpointConf{dds: name, label: topic, rosType: rosType, hash: h, q: q, listed: true})
+}
+
+// endpointConf is a writer or reader to create.
+type endpointConf struct {
+	dds      string // DDS topic (rt/..., rq/..., rr/..., ros_discovery_info)
+	label    string // the ROS 2 topic or service, for Topic and errors
+	rosType  string
+	hash     string // type hash; "" takes rmsgs.TypeHash(rosType)
+	userData string // key=value; pairs put before the type hash (serviceid=...;)
+	q        QoS
+	listed   bool // listed in the node's ros_discovery_info
+	notify   bool // reader: tell eventfd efd of each sample
+	efd      int
+}
+
+// userData is the endpoint's USER_DATA: its own pairs, then from Iron on
+// "typehash=RIHS01_...;" (rmw_cyclonedds's layout; Humble has no hashes).
+func (n *Node) userData(ec endpointConf) string {
+	ud := ec.userData
+	if n.conf.Distro >= rmsgs.Iron {
+		h := ec.hash
+		if h == "" {
+			h = rmsgs.TypeHash(ec.rosType)
+		}
+		ud += rmsgs.UserDataTypeHash(h)
 	}
-	w := &Writer{n: n, ent: e, st: t.st, Topic: topic, Type: rosType}
+	return ud
+}
+
+func (n *Node) writer(ec endpointConf) (*Writer, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t, err := n.topic(ec.dds, ec.rosType)
+	if err != nil {
+		return nil, err
+	}
+	ud := C.CString(n.userData(ec))
+	defer C.free(unsafe.Pointer(ud))
+	e := C.tcs_writer(n.pp, t.ent, ec.q.c(), ud)
+	if e < 0 {
+		return nil, fmt.Errorf("ros2: writer on %s: %w", ec.label, ddsErr("dds_create_writer", C.dds_return_t(e)))
+	}
+	w := &Writer{n: n, ent: e, st: t.st, Topic: ec.label, Type: ec.rosType}
 	C.tcs_guid(e, (*C.uint8_t)(&w.guid[0]))
-	if ros {
+	if ec.listed {
 		n.writers = append(n.writers, w.guid)
 	}
 	return w, nil
@@ -319,26 +354,43 @@ func (w *Writer) Guid() Guid { return w.guid }
 // Match is a matched remote endpoint.
 type Match struct {
 	Key, Participant Guid
+	UserData         string // only from MatchedUserData
 }
 
 // Matched lists the readers matched with w.
-func (w *Writer) Matched() ([]Match, error) { return matched(w.ent, true) }
+func (w *Writer) Matched() ([]Match, error) { return matched(w.ent, true, false) }
 
-func matched(e C.dds_entity_t, writer bool) ([]Match, error) {
+// MatchedUserData lists the readers matched with w with their USER_DATA.
+func (w *Writer) MatchedUserData() ([]Match, error) { return matched(w.ent, true, true) }
+
+// userDataMax is the size of the buffers USER_DATA is copied into
+// (tcs_endpoint.userdata): a ROS 2 endpoint's is under 200 bytes.
+const userDataMax = 512
+
+func matched(e C.dds_entity_t, writer, withUD bool) ([]Match, error) {
 	const max = 256
 	keys := make([][16]byte, max)
 	pps := make([][16]byte, max)
+	var uds *[userDataMax]C.char
+	if withUD {
+		buf := make([][userDataMax]C.char, max)
+		uds = &buf[0]
+	}
 	isw := C.int(0)
 	if writer {
 		isw = 1
 	}
-	k := C.tcs_matched(e, isw, (*[16]C.uint8_t)(unsafe.Pointer(&keys[0])), (*[16]C.uint8_t)(unsafe.Pointer(&pps[0])), max)
+	k := C.tcs_matched(e, isw, (*[16]C.uint8_t)(unsafe.Pointer(&keys[0])), (*[16]C.uint8_t)(unsafe.Pointer(&pps[0])), uds, max)
 	if k < 0 {
 		return nil, ddsErr("matched endpoints", k)
 	}
 	out := make([]Match, int(k))
 	for i := range out {
 		out[i] = Match{Key: keys[i], Participant: pps[i]}
+		if withUD {
+			p := unsafe.Add(unsafe.Pointer(uds), i*userDataMax)
+			out[i].UserData = C.GoString((*C.char)(p))
+		}
 	}
 	return out, nil
 }
@@ -352,29 +404,44 @@ type Reader struct {
 }
 
 // Reader creates a reader on ROS 2 topic of rosType; with notify, each
-// sample makes Fd readable.
+// sample makes Fd readable. It carries its type's hash as Writer does.
 func (n *Node) Reader(topic, rosType string, q QoS, notify bool) (*Reader, error) {
+	return n.ReaderHashed(topic, rosType, "", q, notify)
+}
+
+// ReaderHashed is Reader with type hash h, as WriterHashed.
+func (n *Node) ReaderHashed(topic, rosType, h string, q QoS, notify bool) (*Reader, error) {
 	name, err := rmsgs.TopicName(topic)
 	if err != nil {
 		return nil, err
 	}
+	ec := endpointConf{dds: name, label: topic, rosType: rosType, hash: h, q: q, listed: true}
+	ec.notify, ec.efd = notify, n.efd
+	return n.reader(ec)
+}
+
+func (n *Node) reader(ec endpointConf) (*Reader, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	t, err := n.topic(name, rosType)
+	t, err := n.topic(ec.dds, ec.rosType)
 	if err != nil {
 		return nil, err
 	}
 	efd := C.int(-1)
-	if notify {
-		efd = C.int(n.efd)
+	if ec.notify {
+		efd = C.int(ec.efd)
 	}
-	e := C.tcs_reader(n.pp, t.ent, q.c(), efd)
+	ud := C.CString(n.userData(ec))
+	defer C.free(unsafe.Pointer(ud))
+	e := C.tcs_reader(n.pp, t.ent, ec.q.c(), ud, efd)
 	if e < 0 {
-		return nil, fmt.Errorf("ros2: reader on %s: %w", topic, ddsErr("dds_create_reader", C.dds_return_t(e)))
+		return nil, fmt.Errorf("ros2: reader on %s: %w", ec.label, ddsErr("dds_create_reader", C.dds_return_t(e)))
 	}
-	r := &Reader{ent: e, Topic: topic, Type: rosType}
+	r := &Reader{ent: e, Topic: ec.label, Type: ec.rosType}
 	C.tcs_guid(e, (*C.uint8_t)(&r.guid[0]))
-	n.readers = append(n.readers, r.guid)
+	if ec.listed {
+		n.readers = append(n.readers, r.guid)
+	}
 	return r, nil
 }
 
@@ -382,12 +449,22 @@ func (n *Node) Reader(topic, rosType string, q QoS, notify bool) (*Reader, error
 // n > len(buf) means the sample did not fit (it is lost). pub is its
 // writer's GUID (zero when the writer is gone). It does not allocate.
 func (r *Reader) Take(buf []byte, pub *Guid) (n int, ok bool, err error) {
+	return r.take(buf, pub, nil)
+}
+
+// take is Take that also copies the writer's USER_DATA into ud (NUL
+// terminated) when ud is not empty.
+func (r *Reader) take(buf []byte, pub *Guid, ud []byte) (n int, ok bool, err error) {
 	var ln C.uint32_t
 	p := unsafe.Pointer(nil)
 	if len(buf) > 0 {
 		p = unsafe.Pointer(&buf[0])
 	}
-	rc := C.tcs_take(r.ent, p, C.uint32_t(len(buf)), &ln, (*C.uint8_t)(&pub[0]))
+	var udp *C.char
+	if len(ud) > 0 {
+		udp = (*C.char)(unsafe.Pointer(&ud[0]))
+	}
+	rc := C.tcs_take(r.ent, p, C.uint32_t(len(buf)), &ln, (*C.uint8_t)(&pub[0]), udp, C.int(len(ud)))
 	switch {
 	case rc < 0:
 		return 0, false, ddsErr("dds_takecdr on "+r.Topic, rc)
@@ -398,7 +475,7 @@ func (r *Reader) Take(buf []byte, pub *Guid) (n int, ok bool, err error) {
 }
 
 // Matched lists the writers matched with r.
-func (r *Reader) Matched() ([]Match, error) { return matched(r.ent, false) }
+func (r *Reader) Matched() ([]Match, error) { return matched(r.ent, false, false) }
 
 // Guid is the reader's GUID.
 func (r *Reader) Guid() Guid { return r.guid }
@@ -409,6 +486,7 @@ type Endpoint struct {
 	Topic            string // DDS topic (rt/...)
 	Type             string // DDS type name
 	QoS              QoS
+	UserData         string // key=value;... (typehash=RIHS01_...; from Iron on)
 }
 
 // Graph lists the alive writers and readers of the domain (the bridge's
@@ -438,6 +516,7 @@ func graph(rd C.dds_entity_t) ([]Endpoint, error) {
 			Topic:       C.GoString(&e.topic[0]),
 			Type:        C.GoString(&e.typ[0]),
 			QoS:         QoS{Reliable: e.reliable != 0, TransientLocal: e.transient_local != 0},
+			UserData:    C.GoString(&e.userdata[0]),
 		}
 	}
 	return out, nil

@@ -632,9 +632,9 @@ func (g *Gate) matchedPub(rd *Reader, key Guid) bool {
 }
 
 // setupRelays creates, for each relay whose publisher (its client) now
-// writes the topic, the bridge's reader of it (the publisher's type and
-// reliability) and one writer per other ROS client (its relay topic, the
-// publisher's QoS).
+// writes the topic, the bridge's reader of it (the publisher's type, type
+// hash and reliability) and one writer per other ROS client (its relay
+// topic, the publisher's type hash and QoS).
 func (g *Gate) setupRelays(pubs []Endpoint) error {
 	s := g.snap.Load()
 	changed := false
@@ -650,8 +650,11 @@ func (g *Gate) setupRelays(pubs []Endpoint) error {
 			if typ == "" {
 				return fmt.Errorf("ros2: relay %s: the publisher's type %q is not a ROS 2 type", rl.Topic, e.Type)
 			}
+			// The type's hash is the publisher's: tcs relays types it does
+			// not know.
+			h := rmsgs.TypeHashOf([]byte(e.UserData))
 			q := QoS{Reliable: e.QoS.Reliable, Depth: 64}
-			rd, err := g.node.Reader(rl.Topic, typ, q, true)
+			rd, err := g.node.ReaderHashed(rl.Topic, typ, h, q, true)
 			if err != nil {
 				return fmt.Errorf("ros2: relay %s: %w", rl.Topic, err)
 			}
@@ -659,7 +662,7 @@ func (g *Gate) setupRelays(pubs []Endpoint) error {
 				if i == rl.From || !c.ROS {
 					continue
 				}
-				w, err := g.node.Writer(layout.ClientRelayTopic(c.Name, rl.Topic), typ, QoS{Reliable: e.QoS.Reliable, TransientLocal: e.QoS.TransientLocal, Depth: 10})
+				w, err := g.node.WriterHashed(layout.ClientRelayTopic(c.Name, rl.Topic), typ, h, QoS{Reliable: e.QoS.Reliable, TransientLocal: e.QoS.TransientLocal, Depth: 10})
 				if err != nil {
 					return fmt.Errorf("ros2: relay %s: %w", rl.Topic, err)
 				}

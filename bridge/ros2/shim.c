@@ -240,8 +240,24 @@ dds_entity_t tcs_topic(dds_entity_t pp, const char *name, const char *type, cons
   return tp;
 }
 
-static dds_qos_t *make_qos(tcs_qos q) {
+// copy_userdata writes the USER_DATA of qos into out (cap bytes, NUL
+// terminated; empty when there is none).
+static void copy_userdata(const dds_qos_t *qos, char *out, size_t cap) {
+  out[0] = 0;
+  void *v = NULL;
+  size_t sz = 0;
+  if (qos == NULL || !dds_qget_userdata(qos, &v, &sz)) return;
+  if (v != NULL) {
+    if (sz >= cap) sz = cap - 1;
+    memcpy(out, v, sz);
+    out[sz] = 0;
+    dds_free(v);
+  }
+}
+
+static dds_qos_t *make_qos(tcs_qos q, const char *userdata) {
   dds_qos_t *qos = dds_create_qos();
+  if (userdata != NULL && userdata[0] != 0) dds_qset_userdata(qos, userdata, strlen(userdata));
   dds_qset_reliability(qos, q.reliable ? DDS_RELIABILITY_RELIABLE : DDS_RELIABILITY_BEST_EFFORT, DDS_MSECS(100));
   dds_qset_durability(qos, q.transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
   dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, q.depth > 0 ? q.depth : 1);
@@ -252,8 +268,8 @@ static dds_qos_t *make_qos(tcs_qos q) {
   return qos;
 }
 
-dds_entity_t tcs_writer(dds_entity_t pp, dds_entity_t topic, tcs_qos q) {
-  dds_qos_t *qos = make_qos(q);
+dds_entity_t tcs_writer(dds_entity_t pp, dds_entity_t topic, tcs_qos q, const char *userdata) {
+  dds_qos_t *qos = make_qos(q, userdata);
   dds_entity_t w = dds_create_writer(pp, topic, qos, NULL);
   dds_delete_qos(qos);
   return w;
@@ -267,8 +283,8 @@ static void on_data(dds_entity_t rd, void *arg) {
   (void)r;
 }
 
-dds_entity_t tcs_reader(dds_entity_t pp, dds_entity_t topic, tcs_qos q, int efd) {
-  dds_qos_t *qos = make_qos(q);
+dds_entity_t tcs_reader(dds_entity_t pp, dds_entity_t topic, tcs_qos q, const char *userdata, int efd) {
+  dds_qos_t *qos = make_qos(q, userdata);
   dds_listener_t *l = NULL;
   if (efd >= 0) {
     l = dds_create_listener((void *)(intptr_t)efd);
@@ -287,7 +303,7 @@ dds_return_t tcs_write(dds_entity_t wr, const struct ddsi_sertype *st, const voi
   return dds_writecdr(wr, sd);
 }
 
-dds_return_t tcs_take(dds_entity_t rd, void *buf, uint32_t cap, uint32_t *len, uint8_t pub[16]) {
+dds_return_t tcs_take(dds_entity_t rd, void *buf, uint32_t cap, uint32_t *len, uint8_t pub[16], char *ud, int udcap) {
   struct ddsi_serdata *sd = NULL;
   dds_sample_info_t si;
   for (;;) {
@@ -301,9 +317,11 @@ dds_return_t tcs_take(dds_entity_t rd, void *buf, uint32_t cap, uint32_t *len, u
     *len = d->size;
     memcpy(buf, d->data, d->size < cap ? d->size : cap);
     memset(pub, 0, 16);
+    if (ud != NULL && udcap > 0) ud[0] = 0;
     dds_builtintopic_endpoint_t *ep = dds_get_matched_publication_data(rd, si.publication_handle);
     if (ep != NULL) {
       memcpy(pub, ep->key.v, 16);
+      if (ud != NULL && udcap > 0) copy_userdata(ep->qos, ud, (size_t)udcap);
       dds_builtintopic_free_endpoint(ep);
     }
     ddsi_serdata_unref(sd);
@@ -318,7 +336,8 @@ dds_return_t tcs_guid(dds_entity_t e, uint8_t out[16]) {
   return rc;
 }
 
-dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uint8_t (*participants)[16], int cap) {
+dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uint8_t (*participants)[16], char (*uds)[512],
+                         int cap) {
   dds_instance_handle_t hs[256];
   if (cap > 256) cap = 256;
   dds_return_t n = is_writer ? dds_get_matched_subscriptions(e, hs, (size_t)cap) : dds_get_matched_publications(e, hs, (size_t)cap);
@@ -330,6 +349,7 @@ dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uin
     if (ep == NULL) continue;
     memcpy(keys[k], ep->key.v, 16);
     memcpy(participants[k], ep->participant_key.v, 16);
+    if (uds != NULL) copy_userdata(ep->qos, uds[k], sizeof uds[k]);
     k++;
     dds_builtintopic_free_endpoint(ep);
   }
@@ -356,6 +376,7 @@ dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap) {
     o->reliable = ep->qos && dds_qget_reliability(ep->qos, &rk, &blk) && rk == DDS_RELIABILITY_RELIABLE;
     dds_durability_kind_t dk = DDS_DURABILITY_VOLATILE;
     o->transient_local = ep->qos && dds_qget_durability(ep->qos, &dk) && dk == DDS_DURABILITY_TRANSIENT_LOCAL;
+    copy_userdata(ep->qos, o->userdata, sizeof o->userdata);
   }
   dds_return_loan(rd, ptrs, n);
   return k;

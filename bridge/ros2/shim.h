@@ -28,6 +28,7 @@ typedef struct {
   char typ[256];
   int reliable;
   int transient_local;
+  char userdata[512];  // USER_DATA as text (key=value;...), cut at 511 bytes
 } tcs_endpoint;
 
 // tcs_participant creates domain `domain` with the XML `config` (NULL:
@@ -38,23 +39,30 @@ dds_entity_t tcs_participant(uint32_t domain, const char *config, const char *us
 // sertype; *out is the sertype the topic uses (for tcs_write).
 struct ddsi_sertype;
 dds_entity_t tcs_topic(dds_entity_t pp, const char *name, const char *type, const struct ddsi_sertype **out);
-dds_entity_t tcs_writer(dds_entity_t pp, dds_entity_t topic, tcs_qos q);
-// tcs_reader creates a reader; each arriving sample adds 1 to the eventfd
-// `efd` (from Cyclone's receive thread), when efd >= 0.
-dds_entity_t tcs_reader(dds_entity_t pp, dds_entity_t topic, tcs_qos q, int efd);
+// tcs_writer creates a writer whose USER_DATA is `userdata` (NULL or "":
+// none).
+dds_entity_t tcs_writer(dds_entity_t pp, dds_entity_t topic, tcs_qos q, const char *userdata);
+// tcs_reader creates a reader (USER_DATA as tcs_writer's); each arriving
+// sample adds 1 to the eventfd `efd` (from Cyclone's receive thread), when
+// efd >= 0.
+dds_entity_t tcs_reader(dds_entity_t pp, dds_entity_t topic, tcs_qos q, const char *userdata, int efd);
 // tcs_write publishes the CDR sample buf[0:len] (encapsulation header
 // included) on writer wr of a topic whose sertype is st; with a KEEP_LAST writer it never blocks, and the
 // sample is sent to every matched reader before it returns.
 dds_return_t tcs_write(dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len);
 // tcs_take takes one sample from rd into buf (cap bytes). It returns 1 with
 // *len its size (when *len > cap the sample was cut: it did not fit) and
-// *pub its writer's GUID, 0 when there is none, < 0 on error.
-dds_return_t tcs_take(dds_entity_t rd, void *buf, uint32_t cap, uint32_t *len, uint8_t pub[16]);
+// *pub its writer's GUID, 0 when there is none, < 0 on error. When ud is
+// not NULL it gets the writer's USER_DATA as a NUL-terminated string (cut
+// to udcap-1 bytes; empty when the writer is gone).
+dds_return_t tcs_take(dds_entity_t rd, void *buf, uint32_t cap, uint32_t *len, uint8_t pub[16], char *ud, int udcap);
 // tcs_guid writes an entity's GUID.
 dds_return_t tcs_guid(dds_entity_t e, uint8_t out[16]);
 // tcs_matched lists the GUIDs of the endpoints matched with writer or
-// reader e (up to cap); it returns their number or < 0.
-dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uint8_t (*participants)[16], int cap);
+// reader e (up to cap), and, when uds is not NULL, their USER_DATA (as
+// tcs_endpoint.userdata); it returns their number or < 0.
+dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uint8_t (*participants)[16], char (*uds)[512],
+                         int cap);
 // tcs_graph lists the alive endpoints of the builtin-topic reader rd (a
 // reader of DDS_BUILTIN_TOPIC_DCPSPUBLICATION or ...SUBSCRIPTION).
 dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap);
