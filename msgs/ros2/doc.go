@@ -4,7 +4,11 @@
 // sensor_msgs/JointState and LaserScan, geometry_msgs/Twist, nav_msgs/Odometry,
 // diagnostic_msgs/DiagnosticArray, and rmw_dds_common/ParticipantEntitiesInfo
 // (the ros_discovery_info topic that makes a participant's nodes visible to
-// `ros2 node list`).
+// `ros2 node list`); the requests and responses of the simulation_interfaces
+// services tcs serves and of its SimulateSteps action, with rmw_cyclonedds's
+// request header (simulation.go); and the RIHS01 type hashes of all these
+// types, which an endpoint carries in its USER_DATA from Iron on
+// (typehash.go).
 //
 // A sample is the whole serialized payload as DDS carries it: the 4-byte
 // encapsulation header 00 01 00 00 (little-endian plain CDR, XCDR1) followed

@@ -15,6 +15,9 @@ func FuzzDecode(f *testing.F) {
 	for _, b := range goldenCases() {
 		f.Add(b)
 	}
+	for _, b := range simulationCases() {
+		f.Add(b)
+	}
 	f.Add([]byte{0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}) // big-endian
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -46,6 +49,62 @@ func FuzzDecode(f *testing.F) {
 			{"ParticipantInfo/Iron", func(b []byte) ([]byte, error) {
 				p, err := DecodeParticipantInfo(b, Iron)
 				return AppendParticipantInfo(nil, Iron, &p), err
+			}},
+			{"EmptyRequest", func(b []byte) ([]byte, error) {
+				h, err := DecodeEmptyRequest(b)
+				return AppendEmptyRequest(nil, h), err
+			}},
+			{"Uint8Request", func(b []byte) ([]byte, error) {
+				h, v, err := DecodeUint8Request(b)
+				return AppendUint8Request(nil, h, v), err
+			}},
+			{"Uint64Request", func(b []byte) ([]byte, error) {
+				h, v, err := DecodeUint64Request(b)
+				return AppendUint64Request(nil, h, v), err
+			}},
+			{"FeaturesResponse", func(b []byte) ([]byte, error) {
+				h, f, err := DecodeFeaturesResponse(b)
+				return AppendFeaturesResponse(nil, h, &f), err
+			}},
+			{"StateResponse", func(b []byte) ([]byte, error) {
+				h, s, res, err := DecodeStateResponse(b)
+				return AppendStateResponse(nil, h, s, res), err
+			}},
+			{"ResultResponse", func(b []byte) ([]byte, error) {
+				h, res, err := DecodeResultResponse(b)
+				return AppendResultResponse(nil, h, res), err
+			}},
+			{"SendGoalRequest", func(b []byte) ([]byte, error) {
+				h, id, steps, err := DecodeSendGoalRequest(b)
+				return AppendSendGoalRequest(nil, h, id, steps), err
+			}},
+			{"SendGoalResponse", func(b []byte) ([]byte, error) {
+				h, acc, stamp, err := DecodeSendGoalResponse(b)
+				return AppendSendGoalResponse(nil, h, acc, stamp), err
+			}},
+			{"GoalIDRequest", func(b []byte) ([]byte, error) {
+				h, id, err := DecodeGoalIDRequest(b)
+				return AppendGoalIDRequest(nil, h, id), err
+			}},
+			{"GetResultResponse", func(b []byte) ([]byte, error) {
+				h, st, res, err := DecodeGetResultResponse(b)
+				return AppendGetResultResponse(nil, h, st, res), err
+			}},
+			{"CancelGoalRequest", func(b []byte) ([]byte, error) {
+				h, g, err := DecodeCancelGoalRequest(b)
+				return AppendCancelGoalRequest(nil, h, g), err
+			}},
+			{"CancelGoalResponse", func(b []byte) ([]byte, error) {
+				h, code, gs, err := DecodeCancelGoalResponse(b)
+				return AppendCancelGoalResponse(nil, h, code, gs), err
+			}},
+			{"StepsFeedback", func(b []byte) ([]byte, error) {
+				id, c, r, err := DecodeStepsFeedback(b)
+				return AppendStepsFeedback(nil, id, c, r), err
+			}},
+			{"GoalStatusArray", func(b []byte) ([]byte, error) {
+				st, err := DecodeGoalStatusArray(b)
+				return AppendGoalStatusArray(nil, st), err
 			}},
 		} {
 			e1, err := c.conv(b)

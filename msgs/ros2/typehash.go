@@ -27,9 +27,10 @@ const (
 	GoalStatusArray        = "action_msgs/msg/GoalStatusArray"
 )
 
-// Request and Response are the message types of service srv's request and
-// response.
-func Request(srv string) string  { return srv + "_Request" }
+// Request is the message type of service srv's request.
+func Request(srv string) string { return srv + "_Request" }
+
+// Response is the message type of service srv's response.
 func Response(srv string) string { return srv + "_Response" }
 
 // typeHashes are the RIHS01 hashes (rosidl's type description hash,
