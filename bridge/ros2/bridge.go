@@ -11,6 +11,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/config"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
+	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
 // Bridge is the ROS 2 side of one run: the bridge's participant and its
@@ -18,6 +19,8 @@ import (
 type Bridge struct {
 	*Gate
 	Node *Node
+	sim  *SimServer
+	log  zerolog.Logger
 }
 
 // StartBridge prepares the ROS 2 side of scenario sc before its clients
@@ -31,7 +34,7 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: ros.distro: %w", sc.File, err)
 	}
-	b = &Bridge{}
+	b = &Bridge{log: log}
 	defer func() {
 		if err != nil {
 			_ = b.Close()
@@ -51,9 +54,28 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	return b, nil
 }
 
-// Close ends the gate and the participant.
+// ServeSimulation serves simulation_interfaces under /tcs on the bridge's
+// participant (SimServer), carrying the requests to ctl; resettable says
+// whether the world can be put back in its initial state
+// (ResetSimulation SCOPE_STATE). Close stops serving.
+func (b *Bridge) ServeSimulation(ctl *simcontrol.Controller, resettable bool) error {
+	if b.sim != nil {
+		return errors.New("ros2: the simulation services are served already")
+	}
+	s, err := NewSimServer(SimConf{Node: b.Node, Control: ctl, Resettable: resettable, Log: b.log})
+	if err != nil {
+		return fmt.Errorf("ros2: simulation services: %w", err)
+	}
+	b.sim = s
+	return nil
+}
+
+// Close ends the simulation services, the gate and the participant.
 func (b *Bridge) Close() error {
 	var errs []error
+	if b.sim != nil {
+		b.sim.Close()
+	}
 	if b.Gate != nil {
 		b.Gate.Close()
 	}

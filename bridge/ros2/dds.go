@@ -477,6 +477,12 @@ func (r *Reader) take(buf []byte, pub *Guid, ud []byte) (n int, ok bool, err err
 // Matched lists the writers matched with r.
 func (r *Reader) Matched() ([]Match, error) { return matched(r.ent, false, false) }
 
+// Close deletes the reader: no sample reaches it, nor its eventfd, after
+// it returns. (It stays listed in ros_discovery_info.)
+func (r *Reader) Close() error {
+	return ddsErr("dds_delete the reader on "+r.Topic, C.dds_delete(r.ent))
+}
+
 // Guid is the reader's GUID.
 func (r *Reader) Guid() Guid { return r.guid }
 

@@ -25,6 +25,21 @@
 // LOCALHOST range alone advertises its default interface (eth0), which the
 // loopback-bound bridge cannot reach, and never matches its clock. tcs run
 // prints what another shell must export to see the run (Gate.ToolEnv).
+// From Iron on every writer and reader carries its type's RIHS01 hash in
+// its USER_DATA ("typehash=RIHS01_...;", as rmw_cyclonedds writes it): the
+// table's (msgs/ros2.TypeHash) for the types tcs knows, the publisher's for
+// a relayed type it does not.
+//
+// SimServer serves simulation_interfaces under /tcs on the same
+// participant (GetSimulatorFeatures, Get/SetSimulationState,
+// StepSimulation, ResetSimulation, the SimulateSteps action) as
+// rmw_cyclonedds serves a service: request topic rq/<name>Request, reply
+// topic rr/<name>Reply, a 16-byte request header echoed in the reply,
+// serviceid=...; in both endpoints' USER_DATA, and a reply written only
+// once the client's reply reader (its clientid=...;) is matched. Each
+// request is served in its own goroutine, which carries it to the dispatch
+// loop through simcontrol.Controller.Do; Cyclone's listener thread only
+// writes to an eventfd.
 //
 // # Real ROS 2 nodes as the driver sees them (Jazzy, rmw_cyclonedds_cpp)
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/coordinator/driver"
+	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
 // Built reports whether this binary has the ROS 2 transport (build tag
@@ -26,6 +27,11 @@ type Bridge struct{ driver.Bridge }
 // StartBridge fails: the binary was built without the ros2 tag.
 func StartBridge(sc *config.Scenario, log zerolog.Logger) (*Bridge, error) {
 	return nil, ErrNotBuilt
+}
+
+// ServeSimulation fails: the binary was built without the ros2 tag.
+func (b *Bridge) ServeSimulation(ctl *simcontrol.Controller, resettable bool) error {
+	return ErrNotBuilt
 }
 
 // ToolEnv is nil: there is no bridge.
