@@ -33,6 +33,7 @@ import (
 	"github.com/tcs-robotics/tcs/controllers"
 	"github.com/tcs-robotics/tcs/controllers/rosnode"
 	"github.com/tcs-robotics/tcs/coordinator/driver"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/report"
 	"github.com/tcs-robotics/tcs/simcontrol"
 )
@@ -284,7 +285,11 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 			}
 		}()
 		rc.Bridge = b
-		fmt.Fprintln(stderr, "tcs: ROS 2 over Cyclone DDS (loopback), node /tcs")
+		if err := b.ServeSimulation(ctl, worldResettable(sc)); err != nil {
+			fmt.Fprintf(stderr, "tcs run: %s: %v\n", file, err)
+			return 1
+		}
+		fmt.Fprintln(stderr, "tcs: ROS 2 over Cyclone DDS (loopback), node /tcs; simulation_interfaces services under /tcs")
 		if os.Getenv("CYCLONEDDS_URI") != "" {
 			fmt.Fprintln(stderr, "tcs: the clients keep your CYCLONEDDS_URI: it must bind 127.0.0.1 (<NetworkInterface address=\"127.0.0.1\"/>) for them to meet tcs")
 		}
@@ -326,6 +331,18 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		return 1
 	}
 	return 0
+}
+
+// worldResettable reports whether the scenario's world can put its bodies
+// back in their initial state (ResetSimulation with SCOPE_STATE): a world
+// is made only to ask it; the run makes its own.
+func worldResettable(sc *config.Scenario) bool {
+	w, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
+	if err != nil {
+		return false // the run reports the error
+	}
+	_, ok := w.(dynamics.Resetter)
+	return ok
 }
 
 // dropROSArgs removes the arguments roslaunch gives every node it starts
