@@ -323,7 +323,8 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	if sum != nil {
 		_ = report.Table(stdout, sum)
 		fmt.Fprintf(stdout, "summary: %s (%.1f s wall)\n", filepath.Join(*out, "summary.json"), time.Since(start).Seconds())
-		if sum.Ended != report.EndCompleted {
+		// A stop request (simulation_interfaces) is a requested end.
+		if sum.Ended != report.EndCompleted && sum.Ended != report.EndStopped {
 			return 1
 		}
 	}
