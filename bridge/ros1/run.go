@@ -11,6 +11,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
 // Bridge is the ROS 1 side of one run: the master (the one that answers at
@@ -67,6 +68,16 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 		b.Master.WatchUnsubscribes(b.Gate.Unsubscribed)
 	}
 	return b, nil
+}
+
+// ServeControl offers the run's control services on the bridge's node
+// (/tcs/pause, /tcs/unpause, /tcs/step: control.go), each call answered by
+// ctl's dispatch loop. They are unregistered when the bridge closes.
+func (b *Bridge) ServeControl(ctl *simcontrol.Controller) error {
+	if err := serveControl(b.Node, ctl); err != nil {
+		return fmt.Errorf("ros1: control services: %w", err)
+	}
+	return nil
 }
 
 // MasterBusy reports whether the embedded master has a call to answer
