@@ -291,3 +291,53 @@ func TestExpander(t *testing.T) {
 		t.Fatalf("read %v:\n got %s\nwant %s", err, strings.Join(got, " "), want)
 	}
 }
+
+// ReadRun reads the status series on /tcs/run_status, and on /tcs/status
+// from recordings that kept it there; a /tcs/status of another type (the
+// live DiagnosticStatus, recorded by rosbag) is not taken for it.
+func TestReadRunStatusTopics(t *testing.T) {
+	for _, tc := range []struct {
+		topic string
+		k     *Known
+		want  int
+	}{
+		{TopicRunStatus, Status, 3},
+		{TopicLegacyStatus, Status, 3},
+		{TopicLegacyStatus, DiagnosticArray, 0},
+	} {
+		path := filepath.Join(t.TempDir(), "run.mcap")
+		r, err := Create(Conf{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := r.AddChannel(tc.k.Channel(tc.topic))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range int64(3) {
+			w := r.Begin(ch, i, i)
+			if w == nil {
+				t.Fatal("ring full")
+			}
+			if tc.k == Status {
+				st := RunStatus{WorldNs: i * 10, Dispatches: i}
+				st.Encode(w)
+			} else {
+				w.Time(i)
+				w.String("")
+				w.Len(0)
+			}
+			r.Commit()
+		}
+		if err := r.Close([]Attachment{{Name: "summary.json", Data: []byte("{}")}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		run, err := ReadRun(path)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.topic, tc.k.ROS1.Name, err)
+		}
+		if len(run.Status) != tc.want || tc.want > 0 && run.Status[2].WorldNs != 20 {
+			t.Errorf("%s %s: status %+v, want %d records", tc.topic, tc.k.ROS1.Name, run.Status, tc.want)
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 // RecordFile is the name of a run's recording in its output folder.
 const RecordFile = "run.mcap"
 
-// recordStatusEvery is the virtual period of /tcs/status and of the
+// recordStatusEvery is the virtual period of /tcs/run_status and of the
 // clients' status records on /tcs/progress.
 const recordStatusEvery = 10_000_000
 
@@ -100,7 +100,7 @@ func (r *runner) recOpen() error {
 		h.step, err = rec.AddExpander(steps, append([]uint16{h.clock}, h.sensor...)...)
 	}
 	h.progress = add(record.Progress.Channel(record.TopicProgress))
-	h.status = add(record.Status.Channel(record.TopicStatus))
+	h.status = add(record.Status.Channel(record.TopicRunStatus))
 	h.relay = make([]int32, len(r.sc.ROS.Relay))
 	h.relayConv = make([]*record.Converter, len(r.sc.ROS.Relay))
 	h.relayBad = make([]bool, len(r.sc.ROS.Relay))
@@ -169,7 +169,7 @@ func (e *stepExpander) Expand(raw *cdr.Reader, t, _ int64, out *record.Batch) {
 	}
 }
 
-// recStatus records /tcs/status and every client's progress at t.
+// recStatus records /tcs/run_status and every client's progress at t.
 func (r *runner) recStatus(t int64) {
 	h := &r.recH
 	var clients int64
