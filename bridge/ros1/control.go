@@ -53,27 +53,37 @@ func mustServiceType(srv any) ServiceType {
 }
 
 // serveControl advertises the control services on n, each call answered by
-// ctl's dispatch loop.
-func serveControl(n *Node, ctl *simcontrol.Controller) error {
+// ctl's dispatch loop. done, when not nil, is called with every reply of a
+// request that took effect (or found the run in its target state).
+func serveControl(n *Node, ctl *simcontrol.Controller, done func(simcontrol.Reply)) error {
 	if ctl == nil {
 		return errors.New("ros1 control services: no controller")
 	}
-	if err := n.AdvertiseService(ServicePause, emptyType, emptyCall(ctl, simcontrol.Pause)); err != nil {
+	if done == nil {
+		done = func(simcontrol.Reply) {}
+	}
+	if err := n.AdvertiseService(ServicePause, emptyType, emptyCall(ctl, simcontrol.Pause, done)); err != nil {
 		return err
 	}
-	if err := n.AdvertiseService(ServiceUnpause, emptyType, emptyCall(ctl, simcontrol.Play)); err != nil {
+	if err := n.AdvertiseService(ServiceUnpause, emptyType, emptyCall(ctl, simcontrol.Play, done)); err != nil {
 		return err
 	}
-	return n.AdvertiseService(ServiceStep, triggerType, stepCall(ctl))
+	return n.AdvertiseService(ServiceStep, triggerType, stepCall(ctl, done))
+}
+
+// tookEffect reports whether rep says the run is in the state asked for.
+func tookEffect(rep simcontrol.Reply) bool {
+	return rep.Code == simcontrol.OK || rep.Code == simcontrol.AlreadyInTargetState
 }
 
 // emptyCall answers a std_srvs/Empty service by asking ctl for op. Empty
 // has no field to say a failure in: a refused request is the service's
 // error (rosservice prints it; roscpp's call returns false).
-func emptyCall(ctl *simcontrol.Controller, op simcontrol.Op) ServiceHandler {
+func emptyCall(ctl *simcontrol.Controller, op simcontrol.Op, done func(simcontrol.Reply)) ServiceHandler {
 	return func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
 		rep := ctl.Do(ctx, simcontrol.Request{Op: op})
-		if rep.Code == simcontrol.OK || rep.Code == simcontrol.AlreadyInTargetState {
+		if tookEffect(rep) {
+			done(rep)
 			return nil, nil
 		}
 		return nil, fmt.Errorf("%s refused: %s", op, replyText(rep))
@@ -83,12 +93,13 @@ func emptyCall(ctl *simcontrol.Controller, op simcontrol.Op) ServiceHandler {
 // stepCall answers /tcs/step (std_srvs/Trigger): one world step. A refused
 // step (the run is playing or over) is success false with the reason, as
 // Trigger allows.
-func stepCall(ctl *simcontrol.Controller) ServiceHandler {
+func stepCall(ctl *simcontrol.Controller, done func(simcontrol.Reply)) ServiceHandler {
 	return func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
 		rep := ctl.Do(ctx, simcontrol.Request{Op: simcontrol.Step, Steps: 1})
 		if rep.Code != simcontrol.OK {
 			return appendTriggerResponse(nil, false, "step refused: "+replyText(rep)), nil
 		}
+		done(rep)
 		return appendTriggerResponse(nil, true, virtualTimeText(rep.Time)), nil
 	}
 }

@@ -103,3 +103,39 @@ func TestInteropRospyStepsPersistent(t *testing.T) {
 		}
 	}
 }
+
+// Debian's rostopic echoes the live status with its standard type, the
+// latched last one at once; a pause through rosservice shows in it.
+func TestInteropRostopicEchoStatus(t *testing.T) {
+	m, n, _ := graph(t)
+	l := startFakeLoop(t)
+	b := &Bridge{Node: n}
+	var err error
+	if b.status, err = newLiveStatus(n); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ServeControl(l.ctl); err != nil {
+		t.Fatal(err)
+	}
+	b.PublishStatus(&simcontrol.Status{State: simcontrol.Playing, TimeNs: 3e9, WallNs: 2e9, DriftNs: 150e3,
+		DriftMaxRunNs: 1e6, CoordinatorNs: 1, ClientsNs: 8, DynamicsNs: 1, Dispatches: 42})
+	env := rosenv.New(t, m.URI(), "rosservice")
+	out := env.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", TopicStatus)
+	for _, want := range []string{"level: 0", `name: "tcs"`, `message: "playing"`,
+		"key: \"virtual_s\"\n    value: \"3\"", "key: \"real_time_factor\"\n    value: \"1.5\"",
+		"key: \"drift_s\"\n    value: \"0.00015\"", "key: \"overhead_fraction\"\n    value: \"0.1\"",
+		"key: \"dispatches\"\n    value: \"42\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rostopic echo %s lacks %q:\n%s", TopicStatus, want, out)
+		}
+	}
+	if typ := strings.TrimSpace(env.MustRun(30*time.Second, "rostopic", "type", TopicStatus)); typ != "diagnostic_msgs/DiagnosticStatus" {
+		t.Errorf("rostopic type %s: %q", TopicStatus, typ)
+	}
+	env.MustRun(30*time.Second, "rosservice", "call", ServiceUnpause)
+	env.MustRun(30*time.Second, "rosservice", "call", ServicePause)
+	out = env.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", TopicStatus)
+	if !strings.Contains(out, `message: "paused"`) || !strings.Contains(out, "key: \"virtual_s\"\n    value: \"3\"") {
+		t.Errorf("after /tcs/pause:\n%s", out)
+	}
+}

@@ -291,7 +291,7 @@ func TestServiceClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctl := simcontrol.New() // nobody answers
-	if err := serveControl(n, ctl); err != nil {
+	if err := serveControl(n, ctl, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := dialService(t, n, map[string]string{"callerid": "/w", "service": ServicePause, "md5sum": "*"})
