@@ -117,6 +117,12 @@ type Policy struct {
 	t        int64 // the world's time T
 	wallZero int64 // free mode and MaxRTF: wall time of the first decision
 	wall     int64 // the wall time Next was last given
+	// limit is the furthest the world may go (Pause, StepBy); noLimit when
+	// playing. paused: the last step was refused at the limit, since wall
+	// time pausedAt (Play and StepBy move wallZero by the pause's length).
+	limit    int64
+	paused   bool
+	pausedAt int64
 	started  bool
 	finished bool
 	end      Action
@@ -157,7 +163,7 @@ func New(conf Conf, rec Recorder) (*Policy, error) {
 	if conf.LateCap <= 0 {
 		conf.LateCap = DefaultLateCap
 	}
-	p := &Policy{conf: conf, rec: rec}
+	p := &Policy{conf: conf, rec: rec, limit: noLimit}
 	p.clients = make([]client, len(conf.Clients))
 	p.robots = make([]robot, conf.Robots)
 	for i, cc := range conf.Clients {
@@ -367,7 +373,7 @@ func (p *Policy) Next(wall int64) Action {
 		// idles until the activation (it charges time, never hides CPU).
 		rb.r += budget
 		rb.rr += budget
-		return p.Next(0)
+		return p.Next(p.wall)
 	}
 	cpu := int64(math.Ceil(float64(budget) / p.clients[c].charge))
 	return p.dispatch(c, cpu)
@@ -469,6 +475,14 @@ func (p *Policy) step(to int64) Action {
 		// their own: they must not be left behind.
 		p.probed = true
 		return Action{Kind: KindProbe}
+	}
+	if to > p.limit {
+		// Paused: nothing can run before the world's next step, which the
+		// limit forbids. Every client is as far as the world allows.
+		if !p.paused {
+			p.paused, p.pausedAt = true, p.wall
+		}
+		return Action{Kind: KindPause, To: p.t}
 	}
 	if p.conf.MaxRTF > 0 && p.conf.Mode != Free && to%p.conf.Step == 0 {
 		// A run held to MaxRTF takes each step boundary no earlier than its
@@ -1184,6 +1198,55 @@ func (p *Policy) nextFree(wall int64) Action {
 		}
 	}
 	return p.step(next)
+}
+
+// noLimit is the limit of a world that plays on.
+const noLimit = math.MaxInt64
+
+// Pause holds the world at its next step boundary (its time if it is on
+// one): the clients compute up to it, as far as the contract lets them,
+// then Next answers KindPause until Play or StepBy. It returns the
+// boundary. Pausing a paused world changes nothing.
+func (p *Policy) Pause() int64 {
+	if p.limit == noLimit {
+		p.limit = ceilDiv(p.t, p.conf.Step) * p.conf.Step
+	}
+	return p.limit
+}
+
+// Play lets the world run on from a pause; wall is the driver's wall clock,
+// so that a run held to a real-time factor (free mode's RTF, MaxRTF) counts
+// from where it paused rather than catching up.
+func (p *Policy) Play(wall int64) {
+	p.limit = noLimit
+	p.resume(wall)
+}
+
+// StepBy lets a paused world make n more steps (n ≥ 1) from its limit and
+// pause again at the boundary it returns; false if the world is not
+// paused (no limit) or n < 1.
+func (p *Policy) StepBy(n, wall int64) (int64, bool) {
+	if p.limit == noLimit || n < 1 || n > (noLimit-p.limit)/p.conf.Step {
+		return 0, false
+	}
+	p.limit += n * p.conf.Step
+	p.resume(wall)
+	return p.limit, true
+}
+
+// Limit is the furthest the world may go, and whether it has one (a pause
+// or steps under way).
+func (p *Policy) Limit() (int64, bool) { return p.limit, p.limit != noLimit }
+
+// Paused says whether the world stands at its limit (the last Next
+// answered KindPause).
+func (p *Policy) Paused() bool { return p.paused }
+
+func (p *Policy) resume(wall int64) {
+	if p.paused && p.limit > p.t {
+		p.paused = false
+		p.wallZero += wall - p.pausedAt
+	}
 }
 
 // String describes the policy's state, for logs and test failures.

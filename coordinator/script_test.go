@@ -275,7 +275,7 @@ func (s *scriptRun) do(cmd string) (string, error) {
 			s.ran, s.out = a.Kind == KindDispatch, a.Client
 			lines = append(lines, a.String())
 			lines = append(lines, s.log...)
-			if a.Kind == KindDispatch || a.Kind == KindFinish || a.Kind == KindProbe || a.Kind == KindWait || a.Kind == KindHold {
+			if a.Kind == KindDispatch || a.Kind == KindFinish || a.Kind == KindProbe || a.Kind == KindWait || a.Kind == KindHold || a.Kind == KindPause {
 				break
 			}
 		}
@@ -418,6 +418,17 @@ func (s *scriptRun) do(cmd string) (string, error) {
 		s.p.Woke(c)
 	case "probed":
 		s.p.Probed()
+	case "pause":
+		out = "limit=" + fmtNs(s.p.Pause())
+	case "play":
+		s.p.Play(s.wall)
+	case "stepby":
+		n, _ := strconv.ParseInt(pos[0], 10, 64)
+		if l, ok := s.p.StepBy(n, s.wall); ok {
+			out = "limit=" + fmtNs(l)
+		} else {
+			out = "refused"
+		}
 	case "stats":
 		names := pos
 		if len(names) == 0 {

@@ -238,6 +238,10 @@ const (
 	KindDeliver
 	// KindFinish: the run is over; End says why.
 	KindFinish
+	// KindPause: the world has reached its limit (Policy.Pause, StepBy):
+	// keep every client where it is until the limit moves (Play, StepBy),
+	// then ask again.
+	KindPause
 )
 
 func (k Kind) String() string {
@@ -262,6 +266,8 @@ func (k Kind) String() string {
 		return "deliver"
 	case KindFinish:
 		return "finish"
+	case KindPause:
+		return "pause"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -342,6 +348,8 @@ func (a Action) String() string {
 		return fmt.Sprintf("deliver c%d slot=%d at=%d now=%d", a.Client, a.Slot, a.To, a.Now)
 	case KindFinish:
 		return fmt.Sprintf("finish %s", a.End)
+	case KindPause:
+		return fmt.Sprintf("pause at=%d", a.To)
 	}
 	return a.Kind.String()
 }

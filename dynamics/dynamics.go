@@ -37,6 +37,13 @@ type World interface {
 	Now() int64
 }
 
+// Resetter is implemented by a World whose bodies can be put back in their
+// initial state while its time goes on (simulation_interfaces'
+// ResetSimulation, SCOPE_STATE). Commands are kept.
+type Resetter interface {
+	Reset()
+}
+
 // JointNamer is implemented by a World whose observation is more than one
 // joint's position and velocity: body b's observation is
 // [positions..., velocities...] of the joints JointNames(b) names. The ROS

@@ -239,11 +239,17 @@ func NewPendulum(bodies int, step int64, p PendulumParams) (*Pendulum, error) {
 	if math.IsInf(w.inertia, 0) || w.inertia == 0 || math.IsInf(w.mgl, 0) {
 		return nil, fmt.Errorf("dynamics: pendulum: %w: mass·length² = %v and mass·gravity·length = %v must be finite and nonzero", ErrBadParam, w.inertia, w.mgl)
 	}
-	for b := range w.theta {
-		w.theta[b] = p.InitialTheta
-		w.omega[b] = p.InitialThetaDot
-	}
+	w.Reset()
 	return w, nil
+}
+
+// Reset implements Resetter: every pendulum back at its initial angle and
+// rate.
+func (w *Pendulum) Reset() {
+	for b := range w.theta {
+		w.theta[b] = w.p.InitialTheta
+		w.omega[b] = w.p.InitialThetaDot
+	}
 }
 
 // Params returns the parameters the pendulum was built with.

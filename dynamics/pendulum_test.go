@@ -226,3 +226,29 @@ func TestJointNamesAndSplitState(t *testing.T) {
 		t.Errorf("short observation: %v, %v", pos, vel)
 	}
 }
+
+func TestResetKeepsTime(t *testing.T) {
+	p := DefaultPendulumParams()
+	w, err := NewPendulum(2, 1_000_000, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetCommand(1, []float64{0.5})
+	for range 100 {
+		w.Step(1_000_000)
+	}
+	var obs [2]float64
+	w.Observe(1, obs[:])
+	if obs[0] == p.InitialTheta && obs[1] == p.InitialThetaDot {
+		t.Fatalf("the pendulum did not move in 100 ms: %v", obs)
+	}
+	var r Resetter = w
+	r.Reset()
+	w.Observe(1, obs[:])
+	if obs[0] != p.InitialTheta || obs[1] != p.InitialThetaDot {
+		t.Fatalf("after Reset: %v, want (%v, %v)", obs, p.InitialTheta, p.InitialThetaDot)
+	}
+	if w.Now() != 100_000_000 {
+		t.Fatalf("Reset moved time to %d", w.Now())
+	}
+}

@@ -149,19 +149,26 @@ func NewShips(bodies int, step int64, p ShipsParams) (*Ships, error) {
 		return nil, err
 	}
 	w := &Ships{p: p, step: step, ships: make([]ship, bodies)}
+	w.Reset()
+	return w, nil
+}
+
+// Reset implements Resetter: every ship at rest at its starting place
+// (forces and torques, the commands, are kept).
+func (w *Ships) Reset() {
 	for b := range w.ships {
 		s := &w.ships[b]
+		s.pos, s.vel, s.omega = [3]float64{}, [3]float64{}, [3]float64{}
 		s.q = [4]float64{1, 0, 0, 0}
 		switch b {
 		case 0:
-			s.pos[0] = p.Separation / 2
+			s.pos[0] = w.p.Separation / 2
 		case 1:
-			s.pos[0] = -p.Separation / 2
+			s.pos[0] = -w.p.Separation / 2
 		default:
-			s.pos[1] = float64(b-1) * p.Separation / 2
+			s.pos[1] = float64(b-1) * w.p.Separation / 2
 		}
 	}
-	return w, nil
 }
 
 // Params returns the model's parameters.

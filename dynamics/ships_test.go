@@ -184,3 +184,25 @@ func TestShipsDoNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per step", n)
 	}
 }
+
+func TestShipsReset(t *testing.T) {
+	w, err := NewShips(2, 1_000_000, DefaultShipsParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after [32]float64
+	n := w.Observe(0, before[:])
+	w.SetCommand(0, []float64{1, 0, 0, 0, 0, 1})
+	for range 100 {
+		w.Step(1_000_000)
+	}
+	w.Observe(0, after[:])
+	if after == before {
+		t.Fatal("the ship did not move in 100 ms")
+	}
+	w.Reset()
+	w.Observe(0, after[:])
+	if after != before {
+		t.Fatalf("after Reset: %v, want %v", after[:n], before[:n])
+	}
+}

@@ -13,6 +13,7 @@ const (
 	EndCompleted   = "completed"   // virtual time reached the scenario's duration
 	EndInterrupted = "interrupted" // SIGINT or SIGTERM
 	EndWallLimit   = "wall limit"  // the scenario's wall_limit passed
+	EndStopped     = "stopped"     // a stop or quit request (simulation_interfaces, /tcs services)
 	// EndStalled begins Ended when the watchdog ended a run whose virtual
 	// time stood still for stall_timeout; its diagnosis follows.
 	EndStalled = "stalled"
@@ -47,7 +48,10 @@ type Summary struct {
 	VirtualS float64 `json:"virtual_s"`
 	// WallS is the wall time the run took.
 	WallS float64 `json:"wall_s"`
-	// RTF is the real-time factor VirtualS / WallS.
+	// PausedS is the wall time the run spent paused on request
+	// (simulation_interfaces, /tcs services, tcs run --paused).
+	PausedS float64 `json:"paused_s,omitempty"`
+	// RTF is the real-time factor VirtualS / (WallS - PausedS).
 	RTF float64 `json:"rtf"`
 	// DriftMaxS and DriftP99S are the max and p99 of the temporal drift
 	// Δ(t) over dispatch decisions; DriftFinalS is Δ at the end.

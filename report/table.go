@@ -173,6 +173,7 @@ type Status struct {
 	DriftP99   int64   // p99 of Δ so far, ns
 	Misses     int64   // deadline misses, all clients
 	Dispatches int64
+	Paused     bool // the world waits for a play or step request
 }
 
 // StatusWidth is the width StatusLine pads its line to, so that printing
@@ -218,6 +219,9 @@ func AppendStatus(dst []byte, st Status) []byte {
 	dst = strconv.AppendInt(dst, st.Misses, 10)
 	dst = append(dst, "  dispatches "...)
 	dst = strconv.AppendInt(dst, st.Dispatches, 10)
+	if st.Paused {
+		dst = append(dst, "  PAUSED"...)
+	}
 	for n := runeCount(dst[start:]); n < StatusWidth; n++ {
 		dst = append(dst, ' ')
 	}

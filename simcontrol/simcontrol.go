@@ -3,6 +3,7 @@ package simcontrol
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 )
 
 // State is the run's state, numbered as simulation_interfaces'
@@ -44,6 +45,28 @@ const (
 	TransitionError      Code = 102
 	IncorrectTransition  Code = 103
 )
+
+func (c Code) String() string {
+	switch c {
+	case FeatureUnsupported:
+		return "feature unsupported"
+	case OK:
+		return "ok"
+	case NotFound:
+		return "not found"
+	case IncorrectState:
+		return "incorrect state"
+	case OperationFailed:
+		return "operation failed"
+	case AlreadyInTargetState:
+		return "already in target state"
+	case TransitionError:
+		return "state transition error"
+	case IncorrectTransition:
+		return "incorrect transition"
+	}
+	return fmt.Sprintf("Code(%d)", uint8(c))
+}
 
 // Op is what a request asks for.
 type Op uint8
@@ -123,8 +146,9 @@ func (r *Request) Answer(rep Reply) {
 
 // Controller carries requests from services to one run's dispatch loop.
 type Controller struct {
-	ch   chan *Request
-	done chan struct{}
+	ch     chan *Request
+	done   chan struct{}
+	notify atomic.Pointer[func()]
 }
 
 // New returns a Controller; Close it when the run has ended.
@@ -135,6 +159,10 @@ func New() *Controller {
 // Requests is the dispatch loop's end: each request taken from it must be
 // answered (Request.Answer).
 func (c *Controller) Requests() <-chan *Request { return c.ch }
+
+// Notify sets f to be called after each request is queued, so that a loop
+// waiting on file descriptors wakes (an eventfd write); f must not block.
+func (c *Controller) Notify(f func()) { c.notify.Store(&f) }
 
 // Close tells waiting and later callers of Do that the run is over.
 func (c *Controller) Close() {
@@ -159,6 +187,9 @@ func (c *Controller) Do(ctx context.Context, req Request) Reply {
 		return ended
 	case <-ctx.Done():
 		return Reply{Code: OperationFailed, Message: fmt.Sprintf("%s: %v", req.Op, ctx.Err())}
+	}
+	if f := c.notify.Load(); f != nil {
+		(*f)()
 	}
 	select {
 	case rep := <-req.reply:

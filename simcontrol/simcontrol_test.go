@@ -77,3 +77,17 @@ func TestStatusFigures(t *testing.T) {
 		t.Fatalf("zero status: RTF %v overhead %v", z.RealTimeFactor(), z.OverheadFraction())
 	}
 }
+
+func TestNotify(t *testing.T) {
+	c := New()
+	woke := make(chan struct{}, 1)
+	c.Notify(func() { woke <- struct{}{} })
+	go func() {
+		<-woke // the loop waits for the notification, then takes the request
+		req := <-c.Requests()
+		req.Answer(Reply{Code: OK, State: Paused})
+	}()
+	if rep := c.Do(context.Background(), Request{Op: Pause}); rep.Code != OK {
+		t.Fatalf("reply %+v", rep)
+	}
+}

@@ -199,6 +199,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	quiet := fs.Bool("quiet", false, "no live status line")
 	duration := fs.String("duration", "", "override the scenario's virtual duration (e.g. 100s)")
 	noRecord := fs.Bool("no-record", false, "do not record DIR/run.mcap")
+	paused := fs.Bool("paused", false, "start paused at virtual time 0: the world waits for a play or step request (ROS services under /tcs)")
 	file, rest := splitFile(dropROSArgs(args))
 	if err := fs.Parse(rest); err != nil {
 		return 2
@@ -232,6 +233,10 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		}
 		sc.Duration = d
 	}
+	if *paused && !sc.HasROS() {
+		fmt.Fprintf(stderr, "tcs run: --paused: %s has no ROS client, so nothing could play or step the run (its services are ROS services under /tcs)\n", file)
+		return 2
+	}
 	if *out == "" {
 		*out = filepath.Join("out", sc.Name)
 	}
@@ -255,7 +260,11 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		}
 	}()
 
-	rc := driver.RunConf{Scenario: sc, OutDir: *out, Stop: stop, Log: &logger, LockTimeout: *wait, NoRecord: *noRecord}
+	// Requests to pause, play, step or stop the run come through ctl from
+	// the bridge's services.
+	ctl := simcontrol.New()
+	rc := driver.RunConf{Scenario: sc, OutDir: *out, Stop: stop, Log: &logger, LockTimeout: *wait, NoRecord: *noRecord,
+		Control: ctl, Paused: *paused}
 	if !*quiet {
 		rc.Status = stderr
 	}
@@ -296,13 +305,11 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		rc.Bridge = b
 		// The loop closes ctl when the run ends; closing it here too
 		// answers a call that comes after a run that failed to start.
-		ctl := simcontrol.New()
 		defer ctl.Close()
 		if err := b.ServeControl(ctl); err != nil {
 			fmt.Fprintf(stderr, "tcs run: %v\n", err)
 			return 1
 		}
-		rc.Control = ctl
 		fmt.Fprintf(stderr, "tcs: ROS master %s%s\n", b.Node.MasterURI(), map[bool]string{true: " (embedded)", false: ""}[b.Master != nil])
 	}
 	fmt.Fprintf(stderr, "tcs: %s: %s mode, %s virtual, quantum %s; logs in %s\n",

@@ -221,6 +221,7 @@ type runner struct {
 	pubT, pubDrift, pubMisses, pubDispatches atomic.Int64
 	pubCur                                   atomic.Int64 // the client dispatched, -1 between dispatches
 	stall                                    stallState   // set by the watchdog (watchdog.go)
+	ctl                                      control      // RunConf.Control (control.go)
 
 	recH   recHook      // the recording (record.go)
 	settle settler      // the bridge, when it must settle before a block is final (DDS)
@@ -388,6 +389,9 @@ func (r *runner) prepare() error {
 	}
 	r.pol = pol
 	r.deliverFn = pol.Delivered
+	if r.rc.Paused {
+		pol.Pause()
+	}
 	world, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
 	if err != nil {
 		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
@@ -433,6 +437,12 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if err := mech.AddFd(r.stopFd, tagStop); err != nil {
 		return nil, err
 	}
+	closeCtl, err := r.openControl()
+	if err != nil {
+		return nil, err
+	}
+	defer closeCtl()
+	defer r.closeControl()
 	// Recording (record.go): closed on every way out of run.
 	if err := r.recOpen(); err != nil {
 		return nil, err
@@ -816,6 +826,10 @@ func (r *runner) loop() error {
 			if err := r.hold(a.Until); err != nil {
 				return err
 			}
+		case coordinator.KindPause:
+			if err := r.pause(); err != nil {
+				return err
+			}
 		case coordinator.KindDeliver:
 			r.deliverMsg(a)
 		case coordinator.KindApply:
@@ -1014,6 +1028,8 @@ func (r *runner) tag(t uint64) {
 		}
 	case t == tagBridge:
 		r.drain()
+	case t == tagControl:
+		r.serveControl()
 	case t < uint64(len(r.clients)):
 		// A request from a client that is not dispatched: only possible in
 		// free mode, where every client runs.
@@ -1062,6 +1078,7 @@ func (r *runner) step(a coordinator.Action) {
 	r.dynNs += d
 	if a.Boundary {
 		r.recStep(a.To) // recording
+		r.stepped(a.To)
 	}
 	if a.Boundary && r.bridge != nil {
 		r.publish(a.To)
@@ -1443,10 +1460,11 @@ func (r *runner) status(stop <-chan struct{}) {
 			return
 		case <-tick.C:
 		}
-		wall := float64(linux.MonotonicNs()-r.wallStart) / 1e9
+		now := linux.MonotonicNs()
+		wall := float64(now-r.wallStart-r.pausedSoFar(now)) / 1e9
 		t := r.pubT.Load()
 		st := report.Status{Virtual: t, Goal: r.sc.Duration.Nanoseconds(), Drift: r.pubDrift.Load(),
-			Misses: r.pubMisses.Load(), Dispatches: r.pubDispatches.Load()}
+			Misses: r.pubMisses.Load(), Dispatches: r.pubDispatches.Load(), Paused: r.ctl.paused.Load()}
 		if wall > 0 {
 			st.RTF = float64(t) / 1e9 / wall
 		}
@@ -1487,8 +1505,9 @@ func (r *runner) summary() *report.Summary {
 		Dispatches:    r.pol.Dispatches(),
 		DynamicsSteps: r.pol.Steps(),
 	}
-	if s.WallS > 0 {
-		s.RTF = s.VirtualS / s.WallS
+	s.PausedS = report.Seconds(r.ctl.pausedNs.Load())
+	if played := s.WallS - s.PausedS; played > 0 {
+		s.RTF = s.VirtualS / played
 	}
 	if h := r.mech.Handback(); h.Count() > 0 {
 		s.WakerHandbackP50S = report.Seconds(h.Quantile(0.5))

@@ -92,7 +92,8 @@ func (r *runner) watch(limit time.Duration, targets []watchTarget, quit <-chan s
 		case <-tick.C:
 		}
 		now := time.Now()
-		if t := r.pubT.Load(); t != last {
+		if t := r.pubT.Load(); t != last || r.ctl.paused.Load() {
+			// Moving, or paused on request: not a stall.
 			last, since = t, now
 			continue
 		}
