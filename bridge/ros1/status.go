@@ -49,7 +49,8 @@ type liveStatus struct {
 	have      bool
 	lastT     int64 // virtual and wall time of the last publication
 	lastWall  int64
-	driftMax  int64 // max Δ since the last publication
+	pubState  simcontrol.State // the state last published
+	driftMax  int64            // max Δ since the last publication
 	published int64
 	w         msgs.DiagWriter
 	num       []byte
@@ -63,13 +64,14 @@ func newLiveStatus(n *Node) (*liveStatus, error) {
 	return &liveStatus{pub: p}, nil
 }
 
-// update takes the loop's status st and publishes it when due.
+// update takes the loop's status st and publishes it when due, or at
+// once when the state changed.
 func (s *liveStatus) update(st *simcontrol.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.driftMax = max(s.driftMax, st.DriftMaxNs)
 	s.last = *st
-	if s.have && (st.TimeNs-s.lastT < statusEveryVirtual || st.WallNs-s.lastWall < statusEveryWall) {
+	if s.have && st.State == s.pubState && (st.TimeNs-s.lastT < statusEveryVirtual || st.WallNs-s.lastWall < statusEveryWall) {
 		return
 	}
 	s.have = true
@@ -89,7 +91,7 @@ func (s *liveStatus) setState(state simcontrol.State, t int64) {
 
 func (s *liveStatus) publishLocked() {
 	st := &s.last
-	s.lastT, s.lastWall = st.TimeNs, st.WallNs
+	s.lastT, s.lastWall, s.pubState = st.TimeNs, st.WallNs, st.State
 	level, msg := msgs.DiagOK, st.State.String()
 	if st.Misses > 0 {
 		level, msg = msgs.DiagWarn, msg+", deadline misses"

@@ -97,6 +97,13 @@ func TestLiveStatusContent(t *testing.T) {
 	if d := next(); d.Message != "paused, deadline misses" || d.Values[1].Value != "2.01" {
 		t.Fatalf("after pause: %+v", d)
 	}
+	// The loop's own state change (the run ended) is not held back either.
+	st.TimeNs += 10e6
+	st.State = simcontrol.Stopped
+	s.update(&st)
+	if d := next(); d.Message != "stopped, deadline misses" || d.Values[1].Value != "2.02" {
+		t.Fatalf("after the end: %+v", d)
+	}
 	allocs := testing.AllocsPerRun(100, func() {
 		st.TimeNs += 1e9
 		st.WallNs += 1e9

@@ -137,7 +137,7 @@ func (r *runner) recStep(t int64) {
 	h := &r.recH
 	if t == 0 && h.live != nil {
 		// Before the clients start: nothing charged yet.
-		h.liveSt = simcontrol.Status{State: simcontrol.Playing}
+		h.liveSt = simcontrol.Status{State: r.simState()}
 		h.live.PublishStatus(&h.liveSt)
 	}
 	if h.rec == nil {
@@ -225,13 +225,26 @@ func (r *runner) recStatus(t int64) {
 			h.rec.Commit()
 		}
 	}
-	if h.live != nil {
-		st := &h.st
-		h.liveSt = simcontrol.Status{State: simcontrol.Playing, TimeNs: t, WallNs: st.WallNs, DriftNs: st.DriftNs,
-			DriftMaxNs: st.DriftMaxNs, DriftMaxRunNs: st.DriftMaxRunNs, CoordinatorNs: st.CoordinatorNs,
-			ClientsNs: st.ClientsNs, DynamicsNs: st.DynamicsNs, Dispatches: st.Dispatches, Misses: st.DeadlineMisses}
-		h.live.PublishStatus(&h.liveSt)
+	r.liveStatus(r.simState())
+}
+
+// liveStatus hands the bridge (StatusPublisher) the status recStatus
+// computed last, with state. Its wall time leaves the pauses out, as the
+// summary's real-time factor does.
+func (r *runner) liveStatus(state simcontrol.State) {
+	h := &r.recH
+	if h.live == nil {
+		return
 	}
+	st := &h.st
+	wall := st.WallNs
+	if wall > 0 {
+		wall -= r.pausedSoFar(r.wallStart + wall)
+	}
+	h.liveSt = simcontrol.Status{State: state, TimeNs: st.WorldNs, WallNs: wall, DriftNs: st.DriftNs,
+		DriftMaxNs: st.DriftMaxNs, DriftMaxRunNs: st.DriftMaxRunNs, CoordinatorNs: st.CoordinatorNs,
+		ClientsNs: st.ClientsNs, DynamicsNs: st.DynamicsNs, Dispatches: st.Dispatches, Misses: st.DeadlineMisses}
+	h.live.PublishStatus(&h.liveSt)
 }
 
 // recDrift keeps the largest Δ since the last status.
@@ -387,6 +400,20 @@ func (r *runner) recDiag(t int64, frame []byte) {
 // with sum as the attachment summary.json and the run's metadata.
 func (r *runner) recFinish(sum *report.Summary) error {
 	h := &r.recH
+	if h.live != nil {
+		// The last figures, as the run ended: a state change is published
+		// at once, and stays latched until the bridge closes.
+		h.st.WorldNs, h.st.DriftNs, h.st.DriftMaxRunNs = r.pol.Now(), r.pol.Drift(), r.drift.Max()
+		h.st.CoordinatorNs, h.st.DynamicsNs, h.st.Dispatches, h.st.DeadlineMisses = r.coordNs, r.dynNs, r.pol.Dispatches(), r.missesAll
+		h.st.ClientsNs = 0
+		for _, c := range r.clients {
+			h.st.ClientsNs += c.ran
+		}
+		if r.wallStart > 0 {
+			h.st.WallNs = r.wallEnd - r.wallStart
+		}
+		r.liveStatus(simcontrol.Stopped)
+	}
 	if h.rec == nil {
 		return nil
 	}
