@@ -2,12 +2,16 @@ package test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tcs-robotics/tcs/report"
 	"github.com/tcs-robotics/tcs/test/rosenv"
 )
 
@@ -144,4 +148,72 @@ func TestROS1LiveStatus(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("tcs run exited %d", res.code)
 	}
+}
+
+// A ROS 1 run started with --paused stays at virtual time 0, its clients
+// started, until Debian's rosservice calls /tcs/step: N calls make exactly
+// N world steps (each answer, the latched /tcs/status and /clock say so),
+// and /tcs/unpause lets the run complete with every period of the
+// controller run.
+func TestROS1PausedSteps(t *testing.T) {
+	needRT(t)
+	cmd := rosController(t, "go")
+	uri := freeMasterURI(t)
+	env := rosenv.New(t, uri, "rosservice")
+	run := startTCS(t, 5*time.Minute, rosScenario(t, cmd, 10*time.Millisecond, "2s", uri), "--paused", "--no-record")
+	status := func() map[string]string {
+		t.Helper()
+		out := env.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/tcs/status")
+		m := statusValues(out)
+		if len(m) != 1 {
+			t.Fatalf("/tcs/status:\n%s", out)
+		}
+		return m[0]
+	}
+	// The clients start while the world waits at 0.
+	rosenv.Eventually(t, 60*time.Second, "the controller's node on the graph", func() (bool, string) {
+		out, _ := env.Run(30*time.Second, "rosnode", "list")
+		return strings.Contains(out, "/arm/pd\n"), out + run.out.String()
+	})
+	time.Sleep(2 * time.Second)
+	if st := status(); st["state"] != "paused" || st["virtual_s"] != "0" {
+		t.Fatalf("a --paused run 2 s after its clients started: %v", st)
+	}
+	clock := func() string {
+		t.Helper()
+		return strings.Join(strings.Fields(env.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/clock")), " ")
+	}
+	if c := clock(); !strings.Contains(c, "secs: 1 nsecs: 0") {
+		t.Fatalf("/clock of a paused run: %s (want ROS time 1 s: virtual 0)", c)
+	}
+	const n = 5
+	for k := 1; k <= n; k++ {
+		out := env.MustRun(60*time.Second, "rosservice", "call", "/tcs/step")
+		want := fmt.Sprintf("success: True\nmessage: \"virtual time %g s (%d ns)\"", float64(k)/1000, k*1_000_000)
+		if strings.TrimSpace(out) != want {
+			t.Fatalf("rosservice call /tcs/step #%d:\n%s\nwant:\n%s", k, out, want)
+		}
+	}
+	if st := status(); st["state"] != "paused" || st["virtual_s"] != "0.005" {
+		t.Fatalf("after %d steps: %v", n, st)
+	}
+	if c := clock(); !strings.Contains(c, "secs: 1 nsecs: 5000000") {
+		t.Fatalf("/clock after %d steps of 1 ms: %s", n, c)
+	}
+	env.MustRun(60*time.Second, "rosservice", "call", "/tcs/unpause")
+	res := run.wait(t, 5*time.Minute)
+	if res.code != 0 || res.sum.Ended != report.EndCompleted {
+		logs, _ := filepath.Glob(filepath.Join(res.outDir, "logs", "*"))
+		logs = append(logs, filepath.Join(res.outDir, "tcs.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", l, b)
+		}
+		t.Fatalf("tcs run exited %d, ended %q", res.code, res.sum.Ended)
+	}
+	checkPeriods(t, client(t, res.sum, "pd"), 200)
+	if res.sum.PausedS < 2 {
+		t.Errorf("paused_s %g, want ≥ 2 (the test waited that long)", res.sum.PausedS)
+	}
+	t.Logf("paused %.2f s of %.2f s wall; RTF %.2f", res.sum.PausedS, res.sum.WallS, res.sum.RTF)
 }
