@@ -320,8 +320,6 @@ func TestROS2RealNodes(t *testing.T) {
 				if mode != "free" {
 					cmds = checkCommands(t, filepath.Join(r.outDir, "run.mcap"), P, mode)
 					// Activation 0 runs as the node starts, before virtual
-					// time: periods 1 .. N−1 are the run's.
-					// Activation 0 runs as the node starts, before virtual
 					// time: tcs counts periods 1 .. N−1.
 					if c.Activations != int64(periods)+1 {
 						t.Errorf("activations = %d, want %d", c.Activations, periods+1)
@@ -369,12 +367,6 @@ func tail(path string, n int) string {
 // the controller through tcs (ros.relay) when the controller's progress
 // reaches the publish time; the planner's computing costs it virtual time.
 func TestROS2RealPlanner(t *testing.T) {
-	if os.Getenv("TCS_ROS2_PLANNER") == "" {
-		// Set TCS_ROS2_PLANNER=1 to run it while it is being fixed.
-		t.Skip("known failure (issue 18): the rclcpp controller beside the rclpy planner misses periods " +
-			"(47-103 of 498) or goes without activations for seconds (149 or 326 of 499) in 2 of 3 runs, " +
-			"as on the commit before the last changes; the first run after a build passes")
-	}
 	env, tcs, rclcpp := ros2Real(t)
 	const period = 10 * time.Millisecond
 	planner := fmt.Sprintf(`      - name: planner
