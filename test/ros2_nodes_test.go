@@ -481,17 +481,7 @@ func TestROS2GraphFromAnotherShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := env.Start(tcs, "run", path, "--out", t.TempDir(), "--quiet", "--wait", "2m")
-	var export string
-	rosenv.Eventually(t, 2*time.Minute, "tcs says what to export and virtual time begins", func() (bool, string) {
-		out := run.Output()
-		for _, l := range strings.Split(out, "\n") {
-			if s := strings.TrimSpace(l); strings.HasPrefix(s, "export ") {
-				export = s
-			}
-		}
-		return export != "" && strings.Contains(out, "tcs: ") && !strings.Contains(out, "tcs run:"), out
-	})
-	t.Logf("tcs says: %s", export)
+	export := toolExport(t, run)
 	time.Sleep(3 * time.Second) // the clients connected; virtual time runs
 	shell := func(cmd string) string {
 		out, err := env.Run(45*time.Second, "/bin/bash", "-c", export+"; "+cmd)
@@ -520,4 +510,23 @@ func TestROS2GraphFromAnotherShell(t *testing.T) {
 	if strings.Contains(run.Output(), "tcs run:") {
 		t.Errorf("tcs failed:\n%s", run.Output())
 	}
+}
+
+// toolExport waits (up to 2 min) for tcs run to print the line another
+// shell must run to see the run ("export ROS_AUTOMATIC_DISCOVERY_RANGE=...
+// CYCLONEDDS_URI='...'") and returns it.
+func toolExport(t *testing.T, run *rosenv.Proc) string {
+	t.Helper()
+	var export string
+	rosenv.Eventually(t, 2*time.Minute, "tcs says what to export", func() (bool, string) {
+		out := run.Output()
+		for _, l := range strings.Split(out, "\n") {
+			if s := strings.TrimSpace(l); strings.HasPrefix(s, "export ") {
+				export = s
+			}
+		}
+		return export != "" && strings.Contains(out, "tcs: ") && !strings.Contains(out, "tcs run:"), out
+	})
+	t.Logf("tcs says: %s", export)
+	return export
 }
