@@ -41,12 +41,12 @@ func TestROS2BagReadsRun(t *testing.T) {
 		t.Fatalf("exit %d, ended %q", r.code, r.sum.Ended)
 	}
 	run := filepath.Join(r.outDir, "run.mcap")
-	t.Run("info", func(t *testing.T) { checkBagInfo(t, env, run) })
+	t.Run("info", func(t *testing.T) { checkBagInfo(t, env, run, "jazzy") })
 	t.Run("play", func(t *testing.T) { checkBagPlay(t, env, run) })
 	t.Run("demo", func(t *testing.T) {
 		out, _ := runDemo(t, "--duration", "1s")
 		demo := filepath.Join(out, "run.mcap")
-		checkBagInfo(t, env, demo)
+		checkBagInfo(t, env, demo, "unknown") // no ROS 2 in the run
 		checkBagPlay(t, env, demo)
 	})
 }
@@ -55,8 +55,10 @@ func TestROS2BagReadsRun(t *testing.T) {
 var bagTopic = regexp.MustCompile(`Topic: (\S+) \| Type: (\S+) \| Count: (\d+) \| Serialization Format: (\S+)`)
 
 // checkBagInfo runs `ros2 bag info` on the recording at path: the same
-// topics, types and message counts as tcs's own reader finds, format cdr.
-func checkBagInfo(t *testing.T, env *rosenv.Env, path string) {
+// topics, types and message counts as tcs's own reader finds, format cdr,
+// and the ROS distribution distro (from tcs's rosbag2 metadata record),
+// with no warning.
+func checkBagInfo(t *testing.T, env *rosenv.Env, path, distro string) {
 	t.Helper()
 	f, err := record.Read(path, nil)
 	if err != nil {
@@ -91,6 +93,12 @@ func checkBagInfo(t *testing.T, env *rosenv.Env, path string) {
 	}
 	if !strings.Contains(out, fmt.Sprintf("Messages:          %d\n", f.Messages)) || total != f.Messages {
 		t.Errorf("tcs recorded %d messages; ros2 bag info's topics count %d:\n%s", f.Messages, total, out)
+	}
+	if want := "ROS Distro:        " + distro + "\n"; !strings.Contains(out, want) {
+		t.Errorf("ros2 bag info: no %q in\n%s", want, out)
+	}
+	if strings.Contains(out, "[WARN]") || strings.Contains(out, "[ERROR]") {
+		t.Errorf("ros2 bag info warned:\n%s", out)
 	}
 	t.Logf("ros2 bag info %s\n%s", filepath.Base(path), out)
 }
