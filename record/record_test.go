@@ -167,12 +167,13 @@ func TestRecorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk, _ := r.AddChannel(Clock.Channel(TopicClock))
-	ok := 0
+	ok, last := 0, 0
 	for i := 0; i < 20; i++ {
 		if w := r.Begin(clk, int64(i), int64(i)); w != nil {
 			EncodeClock(w, int64(i))
 			r.Commit()
 			ok++
+			last = i
 		}
 	}
 	// The ring holds 8; the writer may have taken the first records before
@@ -189,7 +190,9 @@ func TestRecorder(t *testing.T) {
 		logs = append(logs, m.LogTime)
 		return nil
 	})
-	if err != nil || !f.Complete || len(logs) != ok || logs[ok-1] != uint64(ok-1) || string(f.Attachments["summary.json"]) != "{}" || f.Metadata["tcs"]["k"] != "v" {
+	// (The writer may wake and drain between drops: the records kept
+	// are not always the first ok.)
+	if err != nil || !f.Complete || len(logs) != ok || logs[ok-1] != uint64(last) || string(f.Attachments["summary.json"]) != "{}" || f.Metadata["tcs"]["k"] != "v" {
 		t.Fatalf("read %v: complete %v, logs %v, %+v", err, f != nil && f.Complete, logs, f)
 	}
 

@@ -80,7 +80,7 @@ func (r *runner) recOpen() error {
 	if r.rc.NoRecord {
 		return nil
 	}
-	rec, err := record.Create(record.Conf{Path: filepath.Join(r.rc.OutDir, RecordFile)})
+	rec, err := record.Create(record.Conf{Path: filepath.Join(r.rc.OutDir, RecordFile), ROSDistro: r.sc.ROS.ROS2Distro()})
 	if err != nil {
 		return err
 	}
