@@ -222,6 +222,7 @@ func (r *runner) pause() error {
 	c.pausedAt.Store(t0)
 	c.paused.Store(true)
 	r.log.Info().Int64("t", r.pol.Now()).Msg("paused")
+	r.liveStatus(simcontrol.Paused) // at once, whoever asked for the pause
 	defer func() {
 		d := r.clk.Monotonic() - t0
 		r.deadline += d

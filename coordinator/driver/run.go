@@ -665,10 +665,10 @@ func (r *runner) coordinatorWith(det int64) int64 {
 
 // detectorEvery is how many calls of coordinatorSoFar read the detector's
 // CPU once: reading it (its /proc schedstat) cost the dispatch thread
-// about 5 µs, 100 times a virtual second for /tcs/status.
+// about 5 µs, 100 times a virtual second for the status series (/tcs/run_status, /tcs/status).
 const detectorEvery = 10
 
-// coordinatorSoFar is coordinatorNs for progress reports (/tcs/status),
+// coordinatorSoFar is coordinatorNs for progress reports (/tcs/run_status, /tcs/status),
 // with the detector's part read every detectorEvery calls: it lags by up
 // to that many reports (the detector uses well under 1 ms a second).
 func (r *runner) coordinatorSoFar() int64 {
