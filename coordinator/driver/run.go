@@ -1048,16 +1048,25 @@ func (r *runner) hold(until int64) error {
 		if now >= until {
 			return nil
 		}
-		w, err := r.mech.Poll(until - now)
-		if err != nil {
+		if err := r.idle(until - now); err != nil {
 			return fmt.Errorf("hold: %w", err)
 		}
-		for k := 0; k < w.N; k++ {
-			r.tag(w.Tags[k])
-		}
-		if w.Exited != nil {
-			r.exited(w.Exited)
-		}
+	}
+	return nil
+}
+
+// idle waits up to timeout ns with every client off the CPU (a hold, a
+// pause), serving what arrives: a stop, a request, a message, an exit.
+func (r *runner) idle(timeout int64) error {
+	w, err := r.mech.Poll(timeout)
+	if err != nil {
+		return err
+	}
+	for k := 0; k < w.N; k++ {
+		r.tag(w.Tags[k])
+	}
+	if w.Exited != nil {
+		r.exited(w.Exited)
 	}
 	return nil
 }
