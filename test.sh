@@ -13,10 +13,10 @@ STATICCHECK_VERSION=v0.6.1   # staticcheck 2025.1.1
 need_apt=()
 command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
 # Debian's ROS 1 (ros_comm 1.15, the Noetic line): the interop tests run
-# rospy, roscpp (rosout), rostopic, rosparam, rosnode, roslaunch and rosbag
-# against tcs's embedded master.
+# rospy, roscpp (rosout), rostopic, rosparam, rosnode, rosservice,
+# roslaunch and rosbag against tcs's embedded master.
 ros1=(python3-rosmaster python3-roslaunch python3-rospy python3-rosbag python3-rostopic
-	python3-rosparam python3-rosnode python3-std-msgs rosout
+	python3-rosparam python3-rosnode python3-rosservice python3-std-msgs python3-std-srvs rosout
 	python3-sensor-msgs python3-geometry-msgs python3-diagnostic-msgs libroscpp-dev libstd-msgs-dev libsensor-msgs-dev g++ pkg-config
 	# ROS 2 transport (build tag ros2): Cyclone DDS 0.10 for the bridge,
 	# Fast DDS 2.9 / fastcdr 1.0 for the test controllers and golden bytes.

@@ -121,6 +121,22 @@ type ROS struct {
 	Distro string `yaml:"distro"`
 }
 
+// DefaultROS2Distro is the ROS 2 distribution of a ros2 scenario without
+// ros.distro.
+const DefaultROS2Distro = "jazzy"
+
+// ROS2Distro is the ROS 2 distribution the run's nodes use: Distro, or
+// DefaultROS2Distro when it is unset; "" when Transport is not ros2.
+func (r *ROS) ROS2Distro() string {
+	switch {
+	case r.Transport != TransportROS2:
+		return ""
+	case r.Distro == "":
+		return DefaultROS2Distro
+	}
+	return r.Distro
+}
+
 // Relay is one topic between ROS clients.
 type Relay struct {
 	// Topic is the topic's absolute name, like /arm/plan.

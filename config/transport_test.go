@@ -9,12 +9,15 @@ import (
 // its field.
 func TestROSTransport(t *testing.T) {
 	ros := strings.Replace(minimal, "class: periodic", "api: ros\n        class: periodic", 1)
-	if s := mustParse(t, ros); s.ROS.Transport != TransportROS1 || s.ROS.Distro != "" {
-		t.Errorf("default transport %v distro %q", s.ROS.Transport, s.ROS.Distro)
+	if s := mustParse(t, ros); s.ROS.Transport != TransportROS1 || s.ROS.Distro != "" || s.ROS.ROS2Distro() != "" {
+		t.Errorf("default transport %v distro %q (%q)", s.ROS.Transport, s.ROS.Distro, s.ROS.ROS2Distro())
 	}
-	s := mustParse(t, ros+"ros: {transport: ros2, distro: jazzy}\n")
-	if s.ROS.Transport != TransportROS2 || s.ROS.Distro != "jazzy" {
-		t.Errorf("parsed transport %v distro %q", s.ROS.Transport, s.ROS.Distro)
+	s := mustParse(t, ros+"ros: {transport: ros2, distro: humble}\n")
+	if s.ROS.Transport != TransportROS2 || s.ROS.Distro != "humble" || s.ROS.ROS2Distro() != "humble" {
+		t.Errorf("parsed transport %v distro %q (%q)", s.ROS.Transport, s.ROS.Distro, s.ROS.ROS2Distro())
+	}
+	if s := mustParse(t, ros+"ros: {transport: ros2}\n"); s.ROS.ROS2Distro() != DefaultROS2Distro {
+		t.Errorf("ros2 without distro: %q, want %q", s.ROS.ROS2Distro(), DefaultROS2Distro)
 	}
 	for _, tc := range []struct{ name, src, want string }{
 		{"bad transport", ros + "ros: {transport: dds}\n", "ros.transport"},

@@ -347,7 +347,7 @@ func pursuitReport(c PursuitConf, trials []*trial) error {
 	return writePursuitMD(c, trials, stats)
 }
 
-// driftTimePlot draws Δ against virtual time (from each run's /tcs/status
+// driftTimePlot draws Δ against virtual time (from each run's /tcs/run_status
 // records in run.mcap) for trial 1 of each mode and the long run, on a log
 // scale: lockstep's Δ grows with the planner's CPU while consistent's stays
 // under the quantum.

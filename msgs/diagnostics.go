@@ -9,6 +9,9 @@ import (
 // DiagnosticArray is diagnostic_msgs/DiagnosticArray.
 var DiagnosticArray = mustType(diagnostic_msgs.DiagnosticArray{})
 
+// DiagnosticStatus is diagnostic_msgs/DiagnosticStatus.
+var DiagnosticStatus = mustType(diagnostic_msgs.DiagnosticStatus{})
+
 // Diagnostic status levels (diagnostic_msgs/DiagnosticStatus).
 const (
 	DiagOK    byte = 0
@@ -16,8 +19,8 @@ const (
 	DiagError byte = 2
 )
 
-// DiagWriter appends a diagnostic_msgs/DiagnosticArray frame piece by
-// piece without allocating once its buffer has grown: Begin, then for each
+// DiagWriter appends a diagnostic_msgs/DiagnosticArray frame (or, from
+// BeginStatus, a lone DiagnosticStatus) piece by piece without allocating once its buffer has grown: Begin, then for each
 // of the n statuses Status followed by exactly its values' KV calls, then
 // End. Counts come first on the wire, so they are given up front.
 type DiagWriter struct {
@@ -32,6 +35,12 @@ func (w *DiagWriter) Begin(seq uint32, stamp int64, n int) {
 	w.buf = appendTime(w.buf, stamp)
 	w.buf = appendString(w.buf, "")
 	w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(n))
+}
+
+// BeginStatus starts a diagnostic_msgs/DiagnosticStatus frame: one
+// Status call and its values' KV calls follow, then End.
+func (w *DiagWriter) BeginStatus() {
+	w.buf, w.off = BeginFrame(w.buf[:0])
 }
 
 // Status starts one status with nvalues key/value pairs.

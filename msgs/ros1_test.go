@@ -66,6 +66,7 @@ func TestTypes(t *testing.T) {
 		{Float64, "std_msgs/Float64", "fdb28210bfa9d7c91146260178d9a584"},
 		{JointState, "sensor_msgs/JointState", "3066dcd76a6cfaef579bd0f34173e9fd"},
 		{DiagnosticArray, "diagnostic_msgs/DiagnosticArray", "60810da900de1dd6ddd437c3503511da"},
+		{DiagnosticStatus, "diagnostic_msgs/DiagnosticStatus", "d0ce08bc6e5ba34c7754f563a9cabaf1"},
 	} {
 		if c.t.Name != c.name || c.t.MD5 != c.md5 || c.t.Definition == "" {
 			t.Errorf("%+v, want %s %s", c.t, c.name, c.md5)
@@ -101,5 +102,21 @@ func TestDiagWriterMatchesGoroslib(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("DiagWriter allocates %.1f times per frame", allocs)
+	}
+}
+
+func TestDiagWriterStatusMatchesGoroslib(t *testing.T) {
+	want := diagnostic_msgs.DiagnosticStatus{Level: int8(DiagWarn), Name: "tcs", Message: "playing", HardwareId: "",
+		Values: []diagnostic_msgs.KeyValue{{Key: "state", Value: "playing"}, {Key: "virtual_s", Value: "1.5"}}}
+	var w DiagWriter
+	w.Begin(1, 2, 1) // a previous array frame in the buffer
+	w.Status(DiagOK, "x", "", "", 0)
+	w.End()
+	w.BeginStatus()
+	w.Status(DiagWarn, "tcs", "playing", "", 2)
+	w.KV("state", []byte("playing"))
+	w.KV("virtual_s", []byte("1.5"))
+	if got, exp := w.End(), encode(t, &want); !bytes.Equal(got, exp) {
+		t.Fatalf("frame:\n got %x\nwant %x", got, exp)
 	}
 }

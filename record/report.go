@@ -21,10 +21,10 @@ import (
 type Run struct {
 	File *File
 	// Summary is the run's summary; Rebuilt is true when it was rebuilt
-	// from /tcs/status and /tcs/progress (no summary.json attachment).
+	// from /tcs/run_status and /tcs/progress (no summary.json attachment).
 	Summary *report.Summary
 	Rebuilt bool
-	// Status is every /tcs/status record; Progress every client's
+	// Status is every /tcs/run_status record; Progress every client's
 	// /tcs/progress records, by client name, in order.
 	Status   []RunStatus
 	Progress map[string][]ClientProgress
@@ -36,14 +36,14 @@ type Run struct {
 func ReadRun(path string) (*Run, error) {
 	run := &Run{Progress: map[string][]ClientProgress{}}
 	f, err := Read(path, func(ch *ReadChannel, m *mcap.Message) error {
-		switch ch.Topic {
-		case TopicStatus:
+		switch {
+		case ch.Topic == TopicRunStatus || ch.Topic == TopicLegacyStatus && ch.Type == Status.Conv.ROS2Name:
 			var s RunStatus
 			if err := s.Decode(m.Data); err != nil {
 				return fmt.Errorf("%s: %s message at %d: %w", path, ch.Topic, m.LogTime, err)
 			}
 			run.Status = append(run.Status, s)
-		case TopicProgress:
+		case ch.Topic == TopicProgress:
 			var p ClientProgress
 			if err := p.Decode(m.Data); err != nil {
 				return fmt.Errorf("%s: %s message at %d: %w", path, ch.Topic, m.LogTime, err)
@@ -227,7 +227,7 @@ func (run *Run) Describe() string {
 			float64(c.FirstLog)/1e9, float64(c.LastLog)/1e9)
 	}
 	if run.Rebuilt {
-		s += "no summary.json in the recording: the table is rebuilt from the last /tcs/status and /tcs/progress records\n"
+		s += "no summary.json in the recording: the table is rebuilt from the last /tcs/run_status and /tcs/progress records\n"
 	}
 	return s
 }

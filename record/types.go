@@ -37,7 +37,7 @@ const (
 )
 
 // RunStatus is tcs_msgs/RunStatus (ROS 2: tcs_msgs/msg/RunStatus), recorded on
-// TopicStatus every status period: the figures the summary is made of,
+// TopicRunStatus every status period: the figures the summary is made of,
 // so far. Times are virtual ns except the CPU times.
 type RunStatus struct {
 	msg.Package      `ros:"tcs_msgs"`
@@ -55,11 +55,19 @@ type RunStatus struct {
 }
 
 // The topics tcs records besides the run's own ROS topics.
+//
+// The run's status series is recorded on TopicRunStatus, not /tcs/status:
+// on the ROS graph /tcs/status is the live status as
+// diagnostic_msgs/DiagnosticStatus (bridge/ros1), which users echo with
+// standard tools, and one name must not carry two types between a run's
+// graph and its recording (rosbag, tcs play). TopicLegacyStatus is where
+// earlier recordings kept RunStatus; ReadRun reads it there too.
 const (
-	TopicClock       = "/clock"
-	TopicDiagnostics = "/diagnostics"
-	TopicProgress    = "/tcs/progress"
-	TopicStatus      = "/tcs/status"
+	TopicClock        = "/clock"
+	TopicDiagnostics  = "/diagnostics"
+	TopicProgress     = "/tcs/progress"
+	TopicRunStatus    = "/tcs/run_status"
+	TopicLegacyStatus = "/tcs/status"
 )
 
 // Known is a message type tcs records: its ROS 1 type and the converter

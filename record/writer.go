@@ -39,6 +39,10 @@ type Conf struct {
 	ChunkSize int64
 	// Poll is how often the writer goroutine drains the ring; default 2 ms.
 	Poll time.Duration
+	// ROSDistro is the ROS 2 distribution named in rosbag2's metadata
+	// record (ros2 bag info's "ROS Distro"), like jazzy; default none
+	// (ros2 bag info says unknown).
+	ROSDistro string
 }
 
 // Defaults of Conf.
@@ -356,8 +360,9 @@ type Attachment struct {
 	Data            []byte
 }
 
-// Close waits for the writer to drain the ring, then adds the attachments
-// and the metadata (MCAP metadata record "tcs"), writes the summary
+// Close waits for the writer to drain the ring, then adds the attachments,
+// rosbag2's metadata (MCAP metadata record "rosbag2": its counts, times,
+// topics and Conf.ROSDistro) and meta (record "tcs"), writes the summary
 // section and footer and closes the file. It is safe to call twice.
 func (r *Recorder) Close(att []Attachment, meta map[string]string) error {
 	if r.closed {
@@ -373,6 +378,13 @@ func (r *Recorder) Close(att []Attachment, meta map[string]string) error {
 			if err != nil {
 				errs = append(errs, fmt.Errorf("attachment %s: %w", a.Name, err))
 			}
+		}
+		bag, err := rosbag2Record(r.conf.Path, r.conf.ROSDistro, r.mw.Statistics, r.Channels())
+		if err == nil {
+			err = r.mw.WriteMetadata(&mcap.Metadata{Name: Rosbag2Metadata, Metadata: bag})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rosbag2 metadata: %w", err))
 		}
 		if meta != nil {
 			if err := r.mw.WriteMetadata(&mcap.Metadata{Name: "tcs", Metadata: meta}); err != nil {

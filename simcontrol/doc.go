@@ -11,6 +11,9 @@
 // taken effect (a step request: once the world has made its steps and every
 // client is consistent with it).
 //
+// The loop also hands the run's live figures ([Status]) to the bridges,
+// which publish them on /tcs/status.
+//
 // The values of [State] and [Code] are those of simulation_interfaces
 // (msg/SimulationState, msg/Result, srv/SetSimulationState), so a ROS 2
 // service copies them into its reply as they are.

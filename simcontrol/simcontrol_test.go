@@ -67,6 +67,17 @@ func TestEndWhileWaiting(t *testing.T) {
 	}
 }
 
+func TestStatusFigures(t *testing.T) {
+	s := Status{TimeNs: 3e9, WallNs: 2e9, CoordinatorNs: 1, ClientsNs: 2, DynamicsNs: 1}
+	if s.RealTimeFactor() != 1.5 || s.OverheadFraction() != 0.25 {
+		t.Fatalf("RTF %v overhead %v, want 1.5 and 0.25", s.RealTimeFactor(), s.OverheadFraction())
+	}
+	var z Status
+	if z.RealTimeFactor() != 0 || z.OverheadFraction() != 0 {
+		t.Fatalf("zero status: RTF %v overhead %v", z.RealTimeFactor(), z.OverheadFraction())
+	}
+}
+
 func TestNotify(t *testing.T) {
 	c := New()
 	woke := make(chan struct{}, 1)

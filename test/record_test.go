@@ -73,7 +73,7 @@ func TestRecordingDemo(t *testing.T) {
 		"/clock":            {"rosgraph_msgs/msg/Clock", steps},
 		"/arm/joint_states": {"sensor_msgs/msg/JointState", steps},
 		"/diagnostics":      {"diagnostic_msgs/msg/DiagnosticArray", 11},
-		"/tcs/status":       {"tcs_msgs/msg/RunStatus", duration / 10e6},
+		"/tcs/run_status":   {"tcs_msgs/msg/RunStatus", duration / 10e6},
 	}
 	for topic, w := range want {
 		c := ch[topic]

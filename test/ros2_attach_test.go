@@ -13,6 +13,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/msgs"
 	"github.com/tcs-robotics/tcs/report"
+	"github.com/tcs-robotics/tcs/test/rosenv"
 )
 
 // A user's plain launch file (testdata/two_nodes.launch.py) whose Node
@@ -23,20 +24,6 @@ import (
 // periods, and the launch ends when the run ends.
 func TestROS2LaunchAttach(t *testing.T) {
 	env, tcs, rclcpp := ros2Real(t)
-	// The node's package, as a user's workspace has it: the ament index
-	// marker and lib/<package>/<executable>.
-	ws := filepath.Join(t.TempDir(), "ws")
-	for _, d := range []string{"share/ament_index/resource_index/packages", "lib/tcs_test_nodes"} {
-		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(ws, "share/ament_index/resource_index/packages/tcs_test_nodes"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(rclcpp, filepath.Join(ws, "lib/tcs_test_nodes/rclcpp_pd")); err != nil {
-		t.Fatal(err)
-	}
 	launchFile, err := filepath.Abs("testdata/two_nodes.launch.py")
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +32,7 @@ func TestROS2LaunchAttach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, kv := range env.Vars {
-		switch {
-		case strings.HasPrefix(kv, "PATH="):
-			env.Vars[i] = "PATH=" + filepath.Dir(tcs) + ":" + strings.TrimPrefix(kv, "PATH=")
-		case strings.HasPrefix(kv, "AMENT_PREFIX_PATH="):
-			env.Vars[i] = "AMENT_PREFIX_PATH=" + ws + ":" + strings.TrimPrefix(kv, "AMENT_PREFIX_PATH=")
-		}
-	}
-	env.Vars = append(env.Vars, "TCS_ATTACH_SOCKET="+filepath.Join(t.TempDir(), "attach", "attach.sock"))
+	attachEnv(t, env, tcs, rclcpp)
 
 	out := t.TempDir()
 	run := env.Start(tcs, "run", scenario, "--out", out, "--quiet", "--wait", "10m")
@@ -88,14 +67,7 @@ func TestROS2LaunchAttach(t *testing.T) {
 	// attach), one node ticked once in every 5 ms period, the other in
 	// every 10 ms one.
 	lo := launch.Output()
-	perProc := map[string][]int64{}
-	for _, l := range strings.Split(lo, "\n") {
-		var proc string
-		var ns int64
-		if _, err := fmt.Sscanf(l, "%s tick %d", &proc, &ns); err == nil {
-			perProc[proc] = append(perProc[proc], ns-msgs.Epoch)
-		}
-	}
+	perProc := launchTicks(lo)
 	end := int64(s.VirtualS*1e9 + 0.5)
 	var found []string
 	for proc, ts := range perProc {
@@ -111,6 +83,49 @@ func TestROS2LaunchAttach(t *testing.T) {
 		t.Errorf("want one node ticking once every 5 ms and one every 10 ms of ROS time; found %v\n%s", found, lastLines(lo, 40))
 	}
 	t.Logf("ros2 launch: %s; last lines:\n%s", strings.Join(found, ", "), lastLines(lo, 6))
+}
+
+// attachEnv makes env a user's shell for ros2 launch with tcs attach: tcs
+// on PATH, a workspace whose package tcs_test_nodes holds rclcpp (the
+// ament index marker and lib/<package>/<executable>) on AMENT_PREFIX_PATH,
+// and an attach socket of the test's own.
+func attachEnv(t *testing.T, env *rosenv.Env, tcs, rclcpp string) {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "ws")
+	for _, d := range []string{"share/ament_index/resource_index/packages", "lib/tcs_test_nodes"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "share/ament_index/resource_index/packages/tcs_test_nodes"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rclcpp, filepath.Join(ws, "lib/tcs_test_nodes/rclcpp_pd")); err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range env.Vars {
+		switch {
+		case strings.HasPrefix(kv, "PATH="):
+			env.Vars[i] = "PATH=" + filepath.Dir(tcs) + ":" + strings.TrimPrefix(kv, "PATH=")
+		case strings.HasPrefix(kv, "AMENT_PREFIX_PATH="):
+			env.Vars[i] = "AMENT_PREFIX_PATH=" + ws + ":" + strings.TrimPrefix(kv, "AMENT_PREFIX_PATH=")
+		}
+	}
+	env.Vars = append(env.Vars, "TCS_ATTACH_SOCKET="+filepath.Join(t.TempDir(), "attach", "attach.sock"))
+}
+
+// launchTicks reads a ros2 launch's output: the "tick <ROS time ns>"
+// lines of its processes, as virtual time, per process prefix ("[tcs-1]").
+func launchTicks(out string) map[string][]int64 {
+	perProc := map[string][]int64{}
+	for _, l := range strings.Split(out, "\n") {
+		var proc string
+		var ns int64
+		if _, err := fmt.Sscanf(l, "%s tick %d", &proc, &ns); err == nil {
+			perProc[proc] = append(perProc[proc], ns-msgs.Epoch)
+		}
+	}
+	return perProc
 }
 
 // lastLines returns the last n lines of s.

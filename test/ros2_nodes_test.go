@@ -269,13 +269,6 @@ func TestROS2RealNodes(t *testing.T) {
 	for _, nd := range nodes {
 		for _, mode := range []string{"consistent", "lockstep", "free"} {
 			t.Run(nd.name+"/"+mode, func(t *testing.T) {
-				if nd.name == "rclcpp-sleep_until" && mode == "lockstep" && os.Getenv("TCS_ROS2_LOCKSTEP_RATE") == "" {
-					// Set TCS_ROS2_LOCKSTEP_RATE=1 to run it while it is
-					// being fixed.
-					t.Skip("known failure (issue 18): the loop starts with next = now() = 0 before its first /clock " +
-						"and catches up with ~200 commands in its first activation; on a loaded machine part of that " +
-						"burst (20-70 commands) reaches the bridge after the world's next step and is stamped 1 ms late")
-				}
 				env, tcs, rclcpp := ros2Real(t)
 				dur := "3s"
 				if mode == "consistent" {
@@ -320,8 +313,6 @@ func TestROS2RealNodes(t *testing.T) {
 				cmds := 0
 				if mode != "free" {
 					cmds = checkCommands(t, filepath.Join(r.outDir, "run.mcap"), P, mode)
-					// Activation 0 runs as the node starts, before virtual
-					// time: periods 1 .. N−1 are the run's.
 					// Activation 0 runs as the node starts, before virtual
 					// time: tcs counts periods 1 .. N−1.
 					if c.Activations != int64(periods)+1 {
@@ -370,12 +361,6 @@ func tail(path string, n int) string {
 // the controller through tcs (ros.relay) when the controller's progress
 // reaches the publish time; the planner's computing costs it virtual time.
 func TestROS2RealPlanner(t *testing.T) {
-	if os.Getenv("TCS_ROS2_PLANNER") == "" {
-		// Set TCS_ROS2_PLANNER=1 to run it while it is being fixed.
-		t.Skip("known failure (issue 18): the rclcpp controller beside the rclpy planner misses periods " +
-			"(47-103 of 498) or goes without activations for seconds (149 or 326 of 499) in 2 of 3 runs, " +
-			"as on the commit before the last changes; the first run after a build passes")
-	}
 	env, tcs, rclcpp := ros2Real(t)
 	const period = 10 * time.Millisecond
 	planner := fmt.Sprintf(`      - name: planner
@@ -497,17 +482,7 @@ func TestROS2GraphFromAnotherShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := env.Start(tcs, "run", path, "--out", t.TempDir(), "--quiet", "--wait", "2m")
-	var export string
-	rosenv.Eventually(t, 2*time.Minute, "tcs says what to export and virtual time begins", func() (bool, string) {
-		out := run.Output()
-		for _, l := range strings.Split(out, "\n") {
-			if s := strings.TrimSpace(l); strings.HasPrefix(s, "export ") {
-				export = s
-			}
-		}
-		return export != "" && strings.Contains(out, "tcs: ") && !strings.Contains(out, "tcs run:"), out
-	})
-	t.Logf("tcs says: %s", export)
+	export := toolExport(t, run)
 	time.Sleep(3 * time.Second) // the clients connected; virtual time runs
 	shell := func(cmd string) string {
 		out, err := env.Run(45*time.Second, "/bin/bash", "-c", export+"; "+cmd)
@@ -542,4 +517,23 @@ func TestROS2GraphFromAnotherShell(t *testing.T) {
 	if strings.Contains(run.Output(), "tcs run:") {
 		t.Errorf("tcs failed:\n%s", run.Output())
 	}
+}
+
+// toolExport waits (up to 2 min) for tcs run to print the line another
+// shell must run to see the run ("export ROS_AUTOMATIC_DISCOVERY_RANGE=...
+// CYCLONEDDS_URI='...'") and returns it.
+func toolExport(t *testing.T, run *rosenv.Proc) string {
+	t.Helper()
+	var export string
+	rosenv.Eventually(t, 2*time.Minute, "tcs says what to export", func() (bool, string) {
+		out := run.Output()
+		for _, l := range strings.Split(out, "\n") {
+			if s := strings.TrimSpace(l); strings.HasPrefix(s, "export ") {
+				export = s
+			}
+		}
+		return export != "" && strings.Contains(out, "tcs: ") && !strings.Contains(out, "tcs run:"), out
+	})
+	t.Logf("tcs says: %s", export)
+	return export
 }

@@ -19,4 +19,12 @@
 // Both are meant to be driven from the coordinator's dispatch thread, on the
 // simulation CPU, so that a client's publication wakes the coordinator at
 // once and is stamped with the client's CPU clock read there.
+//
+// The same TCPROS listener serves the node's services (service.go): each
+// client connection in its own goroutine, one call after another. The
+// run's control services under /tcs (control.go, std_srvs types) hand
+// their requests to the dispatch loop through a simcontrol.Controller, and
+// the run's live status goes out on /tcs/status as
+// diagnostic_msgs/DiagnosticStatus (status.go): standard types, so that
+// rosservice and rostopic work with nothing of tcs installed.
 package ros1

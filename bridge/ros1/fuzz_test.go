@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"maps"
 	"testing"
 
@@ -146,6 +147,51 @@ func FuzzReadHeader(f *testing.F) {
 		back, err := readHeader(&out)
 		if err != nil || !maps.Equal(back, h) || out.Len() != 0 {
 			t.Fatalf("round trip %v → % x → %v, %v", h, out.Bytes(), back, err)
+		}
+	})
+}
+
+// FuzzReadServiceRequest: whatever a service client sends, the server
+// reads exactly the reference framing's requests (limit MaxServiceRequest)
+// in order, then ends as it does; never a panic, never a request cut.
+func FuzzReadServiceRequest(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{3, 0, 0, 0, 'a', 'b', 'c', 0, 0})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add(binary.LittleEndian.AppendUint32(nil, MaxServiceRequest+1))
+	f.Add([]byte{5, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		var want [][]byte
+		var wantErr error = io.EOF
+		for b := stream; len(b) > 0; {
+			if len(b) < 4 {
+				wantErr = ErrTruncated
+				break
+			}
+			l := binary.LittleEndian.Uint32(b)
+			if l > MaxServiceRequest {
+				wantErr = ErrOversize
+				break
+			}
+			if uint64(len(b)-4) < uint64(l) {
+				wantErr = ErrTruncated
+				break
+			}
+			want = append(want, b[4:4+l])
+			b = b[4+l:]
+		}
+		r := bytes.NewReader(stream)
+		for k := 0; ; k++ {
+			got, err := readServiceRequest(r, MaxServiceRequest)
+			if err != nil {
+				if k != len(want) || !errors.Is(err, wantErr) {
+					t.Fatalf("ended after %d requests with %v; want %d then %v", k, err, len(want), wantErr)
+				}
+				return
+			}
+			if k >= len(want) || !bytes.Equal(got, want[k]) {
+				t.Fatalf("request %d: %q, want %d requests %q", k, got, len(want), want)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package ros1
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -47,11 +48,17 @@ type Node struct {
 	http     *http.Client
 	port     int
 
-	mu     sync.Mutex
-	pubs   map[string]*Publisher
-	subs   map[string]*Subscriber
-	closed bool
-	wg     sync.WaitGroup
+	// ctx ends when the node closes: service calls under way give up.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	pubs     map[string]*Publisher
+	subs     map[string]*Subscriber
+	services map[string]*service
+	svcConns map[*net.TCPConn]struct{}
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 // NewNode starts the slave API server and the TCPROS listener. It does not
@@ -80,14 +87,19 @@ func NewNode(conf NodeConf) (*Node, error) {
 		http:     &http.Client{Timeout: conf.CallTimeout},
 		pubs:     map[string]*Publisher{},
 		subs:     map[string]*Subscriber{},
+		services: map[string]*service{},
+		svcConns: map[*net.TCPConn]struct{}{},
 	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.master = apimaster.NewClient(hostport, conf.Name, n.http)
 	n.slave, err = apislave.NewServer(net.JoinHostPort(conf.Host, "0"), ip, "", conf.CallTimeout)
 	if err != nil {
+		n.cancel()
 		return nil, fmt.Errorf("ros1 node %s: slave API server: %w", conf.Name, err)
 	}
 	n.tcp, err = net.Listen("tcp", net.JoinHostPort(conf.Host, "0"))
 	if err != nil {
+		n.cancel()
 		n.slave.Close()
 		return nil, fmt.Errorf("ros1 node %s: TCPROS listener: %w", conf.Name, err)
 	}
@@ -124,9 +136,18 @@ func (n *Node) Close() error {
 		return nil
 	}
 	n.closed = true
-	pubs, subs := n.pubs, n.subs
+	pubs, subs, services := n.pubs, n.subs, n.services
+	for c := range n.svcConns {
+		c.Close()
+	}
 	n.mu.Unlock()
+	n.cancel()
 	var errs []error
+	for name := range services {
+		if err := n.master.UnregisterService(name, n.ServiceURI()); err != nil {
+			errs = append(errs, fmt.Errorf("unregister service %s: %w", name, err))
+		}
+	}
 	for topic, p := range pubs {
 		if err := n.master.UnregisterPublisher(topic, n.URI()); err != nil {
 			errs = append(errs, fmt.Errorf("unregister publisher %s: %w", topic, err))
@@ -274,7 +295,7 @@ func (n *Node) busInfo() [][]any {
 }
 
 // accept runs the TCPROS listener: each connection is a subscriber asking
-// for one of the node's topics.
+// for one of the node's topics or a client of one of its services.
 func (n *Node) accept() {
 	for {
 		c, err := n.tcp.Accept()
@@ -282,11 +303,12 @@ func (n *Node) accept() {
 			return
 		}
 		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.serveSubscriber(c.(*net.TCPConn)) }()
+		go func() { defer n.wg.Done(); n.serveConn(c.(*net.TCPConn)) }()
 	}
 }
 
-func (n *Node) serveSubscriber(c *net.TCPConn) {
+// serveConn reads a connection's header and serves it as its header asks.
+func (n *Node) serveConn(c *net.TCPConn) {
 	_ = c.SetDeadline(time.Now().Add(n.conf.CallTimeout))
 	h, err := readHeader(c)
 	if err != nil {
@@ -294,15 +316,19 @@ func (n *Node) serveSubscriber(c *net.TCPConn) {
 		c.Close()
 		return
 	}
+	if h["service"] != "" {
+		n.serveService(c, h)
+		return
+	}
+	n.serveSubscriber(c, h)
+}
+
+func (n *Node) serveSubscriber(c *net.TCPConn, h map[string]string) {
 	topic, caller := h["topic"], h["callerid"]
 	reject := func(reason string) {
 		n.conf.Log.Warn().Str("topic", topic).Str("caller", caller).Str("reason", reason).Msg("ros1: rejected a subscriber")
 		_ = writeHeader(c, map[string]string{"error": reason})
 		c.Close()
-	}
-	if h["service"] != "" {
-		reject("this node offers no services")
-		return
 	}
 	n.mu.Lock()
 	p := n.pubs[topic]

@@ -11,6 +11,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
 // Bridge is the ROS 1 side of one run: the master (the one that answers at
@@ -20,6 +21,7 @@ type Bridge struct {
 	*Gate
 	Node   *Node
 	Master *master.Master // nil when an outside master is used
+	status *liveStatus    // /tcs/status
 }
 
 // StartBridge prepares the ROS side of scenario sc before its clients
@@ -62,11 +64,39 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if b.Gate, err = NewGate(gc); err != nil {
 		return nil, err
 	}
+	if b.status, err = newLiveStatus(b.Node); err != nil {
+		return nil, err
+	}
 	if b.Master != nil {
 		b.Master.GuardPublishers(b.Gate.Refuse)
 		b.Master.WatchUnsubscribes(b.Gate.Unsubscribed)
 	}
 	return b, nil
+}
+
+// ServeControl offers the run's control services on the bridge's node
+// (/tcs/pause, /tcs/unpause, /tcs/step: control.go), each call answered by
+// ctl's dispatch loop. They are unregistered when the bridge closes.
+// A request that takes effect publishes /tcs/status at once with the
+// run's new state.
+func (b *Bridge) ServeControl(ctl *simcontrol.Controller) error {
+	var done func(simcontrol.Reply)
+	if b.status != nil {
+		done = func(rep simcontrol.Reply) { b.status.setState(rep.State, rep.Time) }
+	}
+	if err := serveControl(b.Node, ctl, done); err != nil {
+		return fmt.Errorf("ros1: control services: %w", err)
+	}
+	return nil
+}
+
+// PublishStatus takes the dispatch loop's live status (the driver's
+// StatusPublisher) and publishes it on /tcs/status when due (status.go).
+// It does not allocate once its buffers have grown.
+func (b *Bridge) PublishStatus(st *simcontrol.Status) {
+	if b.status != nil {
+		b.status.update(st)
+	}
 }
 
 // MasterBusy reports whether the embedded master has a call to answer

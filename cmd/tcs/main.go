@@ -308,6 +308,13 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 			}
 		}()
 		rc.Bridge = b
+		// The loop closes ctl when the run ends; closing it here too
+		// answers a call that comes after a run that failed to start.
+		defer ctl.Close()
+		if err := b.ServeControl(ctl); err != nil {
+			fmt.Fprintf(stderr, "tcs run: %v\n", err)
+			return 1
+		}
 		fmt.Fprintf(stderr, "tcs: ROS master %s%s\n", b.Node.MasterURI(), map[bool]string{true: " (embedded)", false: ""}[b.Master != nil])
 	}
 	fmt.Fprintf(stderr, "tcs: %s: %s mode, %s virtual, quantum %s; logs in %s\n",

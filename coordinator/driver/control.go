@@ -222,6 +222,7 @@ func (r *runner) pause() error {
 	c.pausedAt.Store(t0)
 	c.paused.Store(true)
 	r.log.Info().Int64("t", r.pol.Now()).Msg("paused")
+	r.liveStatus(simcontrol.Paused) // at once, whoever asked for the pause
 	defer func() {
 		d := r.clk.Monotonic() - t0
 		r.deadline += d
@@ -230,15 +231,8 @@ func (r *runner) pause() error {
 		r.log.Info().Int64("t", r.pol.Now()).Float64("paused_s", report.Seconds(d)).Msg("resumed")
 	}()
 	for r.ended == "" && r.pol.Paused() {
-		w, err := r.mech.Poll(pausePoll)
-		if err != nil {
+		if err := r.idle(pausePoll); err != nil {
 			return fmt.Errorf("pause: %w", err)
-		}
-		for k := 0; k < w.N; k++ {
-			r.tag(w.Tags[k])
-		}
-		if w.Exited != nil {
-			r.exited(w.Exited)
 		}
 	}
 	return nil

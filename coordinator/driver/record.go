@@ -11,14 +11,25 @@ import (
 	"github.com/tcs-robotics/tcs/msgs/cdr"
 	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
+	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
 // RecordFile is the name of a run's recording in its output folder.
 const RecordFile = "run.mcap"
 
-// recordStatusEvery is the virtual period of /tcs/status and of the
-// clients' status records on /tcs/progress.
+// recordStatusEvery is the virtual period of the recording's
+// /tcs/run_status and of the clients' status records on /tcs/progress,
+// and how often a StatusPublisher is handed the live status.
 const recordStatusEvery = 10_000_000
+
+// StatusPublisher is implemented by a Bridge that publishes the run's
+// live status (bridge/ros1: /tcs/status). The dispatch thread hands it the
+// status at virtual time 0, before the clients start, and then every
+// recordStatusEvery of virtual time, recording or not; it publishes as
+// often as it sees fit, and must neither block nor allocate.
+type StatusPublisher interface {
+	PublishStatus(st *simcontrol.Status)
+}
 
 // RelayTyper is implemented by a Bridge that knows the ROS 1 type of a
 // relayed topic once its publisher connected (bridge/ros1.Gate): the
@@ -53,6 +64,8 @@ type recHook struct {
 	driftMax    int64 // since the last status
 	prog        record.ClientProgress
 	st          record.RunStatus
+	live        StatusPublisher // nil: the bridge publishes no live status
+	liveSt      simcontrol.Status
 	convErrs    int64
 	diagFailed  bool
 	clientNames []string
@@ -62,10 +75,12 @@ type recHook struct {
 // recOpen creates OutDir/run.mcap and its fixed channels (nothing with
 // RunConf.NoRecord).
 func (r *runner) recOpen() error {
+	r.recH.live, _ = r.bridge.(StatusPublisher)
+	r.recH.statusNext = recordStatusEvery
 	if r.rc.NoRecord {
 		return nil
 	}
-	rec, err := record.Create(record.Conf{Path: filepath.Join(r.rc.OutDir, RecordFile)})
+	rec, err := record.Create(record.Conf{Path: filepath.Join(r.rc.OutDir, RecordFile), ROSDistro: r.sc.ROS.ROS2Distro()})
 	if err != nil {
 		return err
 	}
@@ -100,14 +115,13 @@ func (r *runner) recOpen() error {
 		h.step, err = rec.AddExpander(steps, append([]uint16{h.clock}, h.sensor...)...)
 	}
 	h.progress = add(record.Progress.Channel(record.TopicProgress))
-	h.status = add(record.Status.Channel(record.TopicStatus))
+	h.status = add(record.Status.Channel(record.TopicRunStatus))
 	h.relay = make([]int32, len(r.sc.ROS.Relay))
 	h.relayConv = make([]*record.Converter, len(r.sc.ROS.Relay))
 	h.relayBad = make([]bool, len(r.sc.ROS.Relay))
 	for _, c := range r.clients {
 		h.clientNames = append(h.clientNames, c.conf.Name)
 	}
-	h.statusNext = recordStatusEvery
 	if err != nil {
 		_ = rec.Close(nil, nil)
 		h.rec = nil
@@ -121,7 +135,16 @@ func (r *runner) recOpen() error {
 // and the status when due.
 func (r *runner) recStep(t int64) {
 	h := &r.recH
+	if t == 0 && h.live != nil {
+		// Before the clients start: nothing charged yet.
+		h.liveSt = simcontrol.Status{State: r.simState()}
+		h.live.PublishStatus(&h.liveSt)
+	}
 	if h.rec == nil {
+		if h.live != nil && t >= h.statusNext {
+			r.recStatus(t)
+			h.statusNext = (t/recordStatusEvery + 1) * recordStatusEvery
+		}
 		return
 	}
 	// The observations go raw; the writer goroutine encodes the records
@@ -169,12 +192,16 @@ func (e *stepExpander) Expand(raw *cdr.Reader, t, _ int64, out *record.Batch) {
 	}
 }
 
-// recStatus records /tcs/status and every client's progress at t.
+// recStatus records /tcs/run_status and every client's progress at t,
+// and hands the live status to the bridge (StatusPublisher).
 func (r *runner) recStatus(t int64) {
 	h := &r.recH
 	var clients int64
 	for i, c := range r.clients {
 		clients += c.ran
+		if h.rec == nil {
+			continue
+		}
 		st := r.pol.Stats(i)
 		h.prog = record.ClientProgress{Event: record.EventStatus, Client: h.clientNames[i], Robot: h.robotNames[c.robot],
 			WorldNs: t, ProgressNs: st.Progress, CPUNs: c.ran, Activations: st.Activations, DeadlineMisses: st.Misses}
@@ -189,12 +216,35 @@ func (r *runner) recStatus(t int64) {
 	}
 	h.st = record.RunStatus{WorldNs: t, DriftNs: r.pol.Drift(), DriftMaxNs: h.driftMax, DriftMaxRunNs: r.drift.Max(),
 		CoordinatorNs: r.coordinatorSoFar(), ClientsNs: clients, DynamicsNs: r.dynNs, Dispatches: r.pol.Dispatches(),
-		DeadlineMisses: r.missesAll, RecordingDropped: h.rec.Dropped(), WallNs: wall}
+		DeadlineMisses: r.missesAll, WallNs: wall}
 	h.driftMax = 0
-	if w := h.rec.Begin(h.status, t, t); w != nil {
-		h.st.Encode(w)
-		h.rec.Commit()
+	if h.rec != nil {
+		h.st.RecordingDropped = h.rec.Dropped()
+		if w := h.rec.Begin(h.status, t, t); w != nil {
+			h.st.Encode(w)
+			h.rec.Commit()
+		}
 	}
+	r.liveStatus(r.simState())
+}
+
+// liveStatus hands the bridge (StatusPublisher) the status recStatus
+// computed last, with state. Its wall time leaves the pauses out, as the
+// summary's real-time factor does.
+func (r *runner) liveStatus(state simcontrol.State) {
+	h := &r.recH
+	if h.live == nil {
+		return
+	}
+	st := &h.st
+	wall := st.WallNs
+	if wall > 0 {
+		wall -= r.pausedSoFar(r.wallStart + wall)
+	}
+	h.liveSt = simcontrol.Status{State: state, TimeNs: st.WorldNs, WallNs: wall, DriftNs: st.DriftNs,
+		DriftMaxNs: st.DriftMaxNs, DriftMaxRunNs: st.DriftMaxRunNs, CoordinatorNs: st.CoordinatorNs,
+		ClientsNs: st.ClientsNs, DynamicsNs: st.DynamicsNs, Dispatches: st.Dispatches, Misses: st.DeadlineMisses}
+	h.live.PublishStatus(&h.liveSt)
 }
 
 // recDrift keeps the largest Δ since the last status.
@@ -350,6 +400,20 @@ func (r *runner) recDiag(t int64, frame []byte) {
 // with sum as the attachment summary.json and the run's metadata.
 func (r *runner) recFinish(sum *report.Summary) error {
 	h := &r.recH
+	if h.live != nil {
+		// The last figures, as the run ended: a state change is published
+		// at once, and stays latched until the bridge closes.
+		h.st.WorldNs, h.st.DriftNs, h.st.DriftMaxRunNs = r.pol.Now(), r.pol.Drift(), r.drift.Max()
+		h.st.CoordinatorNs, h.st.DynamicsNs, h.st.Dispatches, h.st.DeadlineMisses = r.coordNs, r.dynNs, r.pol.Dispatches(), r.missesAll
+		h.st.ClientsNs = 0
+		for _, c := range r.clients {
+			h.st.ClientsNs += c.ran
+		}
+		if r.wallStart > 0 {
+			h.st.WallNs = r.wallEnd - r.wallStart
+		}
+		r.liveStatus(simcontrol.Stopped)
+	}
 	if h.rec == nil {
 		return nil
 	}

@@ -665,10 +665,10 @@ func (r *runner) coordinatorWith(det int64) int64 {
 
 // detectorEvery is how many calls of coordinatorSoFar read the detector's
 // CPU once: reading it (its /proc schedstat) cost the dispatch thread
-// about 5 µs, 100 times a virtual second for /tcs/status.
+// about 5 µs, 100 times a virtual second for the status series (/tcs/run_status, /tcs/status).
 const detectorEvery = 10
 
-// coordinatorSoFar is coordinatorNs for progress reports (/tcs/status),
+// coordinatorSoFar is coordinatorNs for progress reports (/tcs/run_status, /tcs/status),
 // with the detector's part read every detectorEvery calls: it lags by up
 // to that many reports (the detector uses well under 1 ms a second).
 func (r *runner) coordinatorSoFar() int64 {
@@ -962,10 +962,13 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 			r.tag(w.Tags[k])
 		}
 	}
-	if c.ros && w.Blocked && !msg {
+	if c.ros && w.Blocked {
 		// A DDS bridge hands what arrived on to its fd from its own
 		// receive threads: let a command sent just before blocking get
 		// there, so that it is stamped now (bridge/ros2.Gate.Settle).
+		// Also when some already did (msg): the first datagrams of a
+		// burst wake the fd while the receive thread, on the other CPU,
+		// still works through the rest.
 		if r.settle != nil {
 			t0 := r.clk.Monotonic()
 			if !r.settle.Settle() {
@@ -1045,16 +1048,25 @@ func (r *runner) hold(until int64) error {
 		if now >= until {
 			return nil
 		}
-		w, err := r.mech.Poll(until - now)
-		if err != nil {
+		if err := r.idle(until - now); err != nil {
 			return fmt.Errorf("hold: %w", err)
 		}
-		for k := 0; k < w.N; k++ {
-			r.tag(w.Tags[k])
-		}
-		if w.Exited != nil {
-			r.exited(w.Exited)
-		}
+	}
+	return nil
+}
+
+// idle waits up to timeout ns with every client off the CPU (a hold, a
+// pause), serving what arrives: a stop, a request, a message, an exit.
+func (r *runner) idle(timeout int64) error {
+	w, err := r.mech.Poll(timeout)
+	if err != nil {
+		return err
+	}
+	for k := 0; k < w.N; k++ {
+		r.tag(w.Tags[k])
+	}
+	if w.Exited != nil {
+		r.exited(w.Exited)
 	}
 	return nil
 }

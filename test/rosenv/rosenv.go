@@ -195,6 +195,17 @@ func (p *Proc) Stop() (killed bool) {
 	return killed
 }
 
+// Interrupt sends SIGINT to the process group, as Ctrl-C in a terminal
+// does, and waits up to timeout for the process to exit; a process that
+// does not exit in time or exits with an error fails the test.
+func (p *Proc) Interrupt(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatalf("interrupt %s: %v", strings.Join(p.cmd.Args, " "), err)
+	}
+	p.Wait(t, timeout)
+}
+
 // Wait waits for the process to exit on its own within timeout.
 func (p *Proc) Wait(t *testing.T, timeout time.Duration) {
 	t.Helper()
