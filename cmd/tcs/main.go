@@ -285,6 +285,10 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 			}
 		}()
 		rc.Bridge = b
+		// As with ROS 1: the loop closes ctl when the run ends; closing it
+		// here too answers a call that comes after a run that failed to
+		// start.
+		defer ctl.Close()
 		if err := b.ServeSimulation(ctl, worldResettable(sc)); err != nil {
 			fmt.Fprintf(stderr, "tcs run: %s: %v\n", file, err)
 			return 1
