@@ -104,4 +104,8 @@ fi
 echo "== ros2 build tag: vet, staticcheck, tests"
 go vet -tags ros2 ./...
 "$GOBIN/staticcheck" -tags ros2 ./bridge/ros2/... ./bench/... ./test/...
+# The ROS 2 transport's own tests (type hashes through Cyclone's discovery,
+# the simulation_interfaces server) and the codecs' hash table against the
+# installed ROS 2: no real-time priority, so under the race detector.
+go test -race -tags ros2 -count=1 -p 1 -timeout 20m ./bridge/ros2/ ./msgs/ros2/ "$@"
 go test -tags ros2 -count=1 -p 1 -timeout 40m -run ROS2 ./test/ ./bench/ "$@"
