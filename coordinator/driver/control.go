@@ -51,10 +51,15 @@ func (r *runner) openControl() (func(), error) {
 		return nil, err
 	}
 	r.ctl.ctl, r.ctl.fd = r.rc.Control, fd
-	var one [8]byte
-	r.rc.Control.Notify(func() { _ = linux.WriteU64(fd, &one, 1) })
+	// Each call has its own buffer: services notify from their own
+	// goroutines.
+	notify := func() {
+		var one [8]byte
+		_ = linux.WriteU64(fd, &one, 1)
+	}
+	r.rc.Control.Notify(notify)
 	// Requests queued before the notification was set wake the loop too.
-	_ = linux.WriteU64(fd, &one, 1)
+	notify()
 	return func() {
 		r.rc.Control.Notify(func() {})
 		_ = f.Close()
