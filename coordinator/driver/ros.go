@@ -107,6 +107,10 @@ func (r *runner) startup() error {
 				return errStartupStop
 			case tagBridge:
 				r.drain()
+			case tagControl:
+				// Served here too: left unread, its eventfd would end
+				// every wait of the start-up at once.
+				r.serveControl()
 			}
 		}
 		if w.Exited != nil {
