@@ -962,10 +962,13 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 			r.tag(w.Tags[k])
 		}
 	}
-	if c.ros && w.Blocked && !msg {
+	if c.ros && w.Blocked {
 		// A DDS bridge hands what arrived on to its fd from its own
 		// receive threads: let a command sent just before blocking get
 		// there, so that it is stamped now (bridge/ros2.Gate.Settle).
+		// Also when some already did (msg): the first datagrams of a
+		// burst wake the fd while the receive thread, on the other CPU,
+		// still works through the rest.
 		if r.settle != nil {
 			t0 := r.clk.Monotonic()
 			if !r.settle.Settle() {
