@@ -269,13 +269,6 @@ func TestROS2RealNodes(t *testing.T) {
 	for _, nd := range nodes {
 		for _, mode := range []string{"consistent", "lockstep", "free"} {
 			t.Run(nd.name+"/"+mode, func(t *testing.T) {
-				if nd.name == "rclcpp-sleep_until" && mode == "lockstep" && os.Getenv("TCS_ROS2_LOCKSTEP_RATE") == "" {
-					// Set TCS_ROS2_LOCKSTEP_RATE=1 to run it while it is
-					// being fixed.
-					t.Skip("known failure (issue 18): the loop starts with next = now() = 0 before its first /clock " +
-						"and catches up with ~200 commands in its first activation; on a loaded machine part of that " +
-						"burst (20-70 commands) reaches the bridge after the world's next step and is stamped 1 ms late")
-				}
 				env, tcs, rclcpp := ros2Real(t)
 				dur := "3s"
 				if mode == "consistent" {
