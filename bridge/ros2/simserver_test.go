@@ -161,26 +161,35 @@ func (c *svcClient) call(req func(h rmsgs.ServiceHeader) []byte, timeout time.Du
 	return nil
 }
 
-// The services over tcs's participant, seen by clients built as
-// rmw_cyclonedds builds them, against a fake dispatch loop.
-func TestSimServer(t *testing.T) {
+// startSimServer brings up tcs's participant with the simulation server s on
+// a fake dispatch loop, and a client participant beside it; both end with
+// the test.
+func startSimServer(t *testing.T) (*SimServer, *fakeLoop, *Node) {
+	t.Helper()
 	srvNode, err := NewNode(NodeConf{Distro: rmsgs.Iron})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srvNode.Close()
+	t.Cleanup(func() { _ = srvNode.Close() })
 	ctl := simcontrol.New()
 	loop := startFakeLoop(t, ctl)
 	s, err := NewSimServer(SimConf{Node: srvNode, Control: ctl, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	cliNode, err := NewNode(NodeConf{Distro: rmsgs.Iron, Name: "client"})
+	t.Cleanup(func() { s.Close() })
+	cli, err := NewNode(NodeConf{Distro: rmsgs.Iron, Name: "client"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cliNode.Close()
+	t.Cleanup(func() { _ = cli.Close() })
+	return s, loop, cli
+}
+
+// The services over tcs's participant, seen by clients built as
+// rmw_cyclonedds builds them, against a fake dispatch loop.
+func TestSimServer(t *testing.T) {
+	_, loop, cliNode := startSimServer(t)
 
 	features := newSvcClient(t, cliNode, "/tcs/get_simulator_features", rmsgs.GetSimulatorFeatures, "c1")
 	_, f, err := rmsgs.DecodeFeaturesResponse(features.call(func(h rmsgs.ServiceHeader) []byte { return rmsgs.AppendEmptyRequest(nil, h) }, 5*time.Second))
@@ -262,23 +271,7 @@ func opNames(ops []simcontrol.Op) []string {
 // The SimulateSteps action: a goal's feedback after each step, its result,
 // and a cancel that ends a goal after the step under way.
 func TestSimulateStepsAction(t *testing.T) {
-	srvNode, err := NewNode(NodeConf{Distro: rmsgs.Iron})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srvNode.Close()
-	ctl := simcontrol.New()
-	loop := startFakeLoop(t, ctl)
-	s, err := NewSimServer(SimConf{Node: srvNode, Control: ctl, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cli, err := NewNode(NodeConf{Distro: rmsgs.Iron, Name: "client"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	s, loop, cli := startSimServer(t)
 	sendGoal, getResult, cancelGoal, feedbackTopic, _ := rmsgs.ActionNames("/tcs/simulate_steps")
 	fb, err := cli.Reader(feedbackTopic, rmsgs.SimulateStepsFeedback, QoS{Reliable: true, Depth: 100}, false)
 	if err != nil {
