@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,71 +15,9 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/ros2"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 	"github.com/tcs-robotics/tcs/simcontrol"
+	"github.com/tcs-robotics/tcs/simcontrol/simcontroltest"
 	"github.com/tcs-robotics/tcs/test/rosenv"
 )
-
-// fakeLoop answers a Controller's requests as the driver's dispatch loop
-// does, on a world of 1 ms steps that starts paused: the wire test of the
-// services needs no run.
-type fakeLoop struct {
-	mu    sync.Mutex
-	state simcontrol.State
-	steps uint64
-	ops   []string
-}
-
-func startFakeLoop(t *testing.T, c *simcontrol.Controller) *fakeLoop {
-	f := &fakeLoop{state: simcontrol.Paused}
-	quit, done := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(quit); <-done; c.Close() })
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case req := <-c.Requests():
-				req.Answer(f.serve(req))
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return f
-}
-
-func (f *fakeLoop) serve(req *simcontrol.Request) simcontrol.Reply {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ops = append(f.ops, req.Op.String())
-	rep := simcontrol.Reply{Code: simcontrol.OK}
-	switch req.Op {
-	case simcontrol.Play:
-		f.state = simcontrol.Playing
-	case simcontrol.Pause:
-		f.state = simcontrol.Paused
-	case simcontrol.Stop:
-		f.state = simcontrol.Stopped
-	case simcontrol.Step:
-		if f.state != simcontrol.Paused {
-			rep = simcontrol.Reply{Code: simcontrol.OperationFailed, Message: "the world is not paused"}
-			break
-		}
-		for k := uint64(1); k <= req.Steps; k++ {
-			f.steps++
-			rep.Steps = k
-			if req.Progress != nil {
-				req.Progress(k, req.Steps-k)
-			}
-		}
-	}
-	rep.State, rep.Time = f.state, int64(f.steps)*1e6
-	return rep
-}
-
-func (f *fakeLoop) stepsMade() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.steps
-}
 
 // The simulation_interfaces services and the SimulateSteps action served
 // on tcs's own participant, called by the real Jazzy CLI (ros2 service
@@ -95,7 +32,7 @@ func TestROS2SimulationServices(t *testing.T) {
 	}
 	defer node.Close()
 	ctl := simcontrol.New()
-	loop := startFakeLoop(t, ctl)
+	loop := simcontroltest.Start(t, ctl)
 	srv, err := ros2.NewSimServer(ros2.SimConf{Node: node, Control: ctl, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +65,7 @@ func TestROS2SimulationServices(t *testing.T) {
 	want(out, "SimulationState(state=2)", "Result(result=1")
 	out = run("service", "call", "/tcs/step_simulation", rmsgs.StepSimulation, "{steps: 10}")
 	want(out, "Result(result=1")
-	if n := loop.stepsMade(); n != 10 {
+	if n := loop.Steps(); n != 10 {
 		t.Errorf("step_simulation {steps: 10}: the loop made %d steps", n)
 	}
 	out = run("service", "call", "/tcs/reset_simulation", rmsgs.ResetSimulation, "{scope: 1}")
@@ -141,7 +78,7 @@ func TestROS2SimulationServices(t *testing.T) {
 	for k := 1; k <= 5; k++ {
 		want(out, fmt.Sprintf("completed_steps: %d\nremaining_steps: %d", k, 5-k))
 	}
-	if n := loop.stepsMade(); n != 15 {
+	if n := loop.Steps(); n != 15 {
 		t.Errorf("after the action: the loop made %d steps, want 15", n)
 	}
 
@@ -154,7 +91,7 @@ func TestROS2SimulationServices(t *testing.T) {
 	} else {
 		t.Logf("step_simulation through rclpy, fake loop: median %s µs, p90 %s µs, max %s µs (100 calls)", m[1], m[2], m[3])
 	}
-	if n := loop.stepsMade(); n != 115 {
+	if n := loop.Steps(); n != 115 {
 		t.Errorf("after sim_client: the loop made %d steps, want 115", n)
 	}
 
@@ -164,7 +101,5 @@ func TestROS2SimulationServices(t *testing.T) {
 	want(out, "Result(result=4", "not paused")
 	out = run("service", "call", "/tcs/set_simulation_state", rmsgs.SetSimulationState, "{state: {state: 0}}")
 	want(out, "Result(result=1", "ends the run")
-	loop.mu.Lock()
-	t.Logf("the loop saw: %s", strings.Join(loop.ops, " "))
-	loop.mu.Unlock()
+	t.Logf("the loop saw: %v", loop.Ops())
 }

@@ -4,7 +4,6 @@ package ros2
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,85 +11,8 @@ import (
 
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 	"github.com/tcs-robotics/tcs/simcontrol"
+	"github.com/tcs-robotics/tcs/simcontrol/simcontroltest"
 )
-
-// fakeLoop answers a Controller's requests as the dispatch loop would, on
-// a world of 1 ms steps that starts paused; it records the ops it saw.
-type fakeLoop struct {
-	mu    sync.Mutex
-	state simcontrol.State
-	steps uint64
-	ops   []simcontrol.Op
-	// hold, when not nil, is waited on before each step (to cancel a
-	// step request while it runs).
-	hold chan struct{}
-}
-
-func startFakeLoop(t *testing.T, c *simcontrol.Controller) *fakeLoop {
-	f := &fakeLoop{state: simcontrol.Paused}
-	quit, done := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(quit); <-done; c.Close() })
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case req := <-c.Requests():
-				req.Answer(f.serve(req))
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return f
-}
-
-func (f *fakeLoop) serve(req *simcontrol.Request) simcontrol.Reply {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ops = append(f.ops, req.Op)
-	rep := simcontrol.Reply{Code: simcontrol.OK}
-	switch req.Op {
-	case simcontrol.Play:
-		if f.state == simcontrol.Playing {
-			rep.Code = simcontrol.AlreadyInTargetState
-		}
-		f.state = simcontrol.Playing
-	case simcontrol.Pause:
-		f.state = simcontrol.Paused
-	case simcontrol.Stop:
-		f.state = simcontrol.Stopped
-	case simcontrol.Reset:
-		rep = simcontrol.Reply{Code: simcontrol.FeatureUnsupported, Message: "no reset"}
-	case simcontrol.Step:
-		if f.state != simcontrol.Paused {
-			rep = simcontrol.Reply{Code: simcontrol.OperationFailed, Message: "not paused"}
-			break
-		}
-		for k := uint64(1); k <= req.Steps; k++ {
-			if f.hold != nil {
-				f.mu.Unlock()
-				<-f.hold
-				f.mu.Lock()
-			}
-			select {
-			case <-req.Cancel:
-				rep.Steps = k - 1
-				rep.Message = "canceled"
-				rep.Code = simcontrol.OK
-				rep.State, rep.Time = f.state, int64(f.steps)*1e6
-				return rep
-			default:
-			}
-			f.steps++
-			rep.Steps = k
-			if req.Progress != nil {
-				req.Progress(k, req.Steps-k)
-			}
-		}
-	}
-	rep.State, rep.Time = f.state, int64(f.steps)*1e6
-	return rep
-}
 
 // svcClient is a client of one service as rmw_cyclonedds makes it: a
 // request writer and a reply reader on a participant of its own, both
@@ -164,7 +86,7 @@ func (c *svcClient) call(req func(h rmsgs.ServiceHeader) []byte, timeout time.Du
 // startSimServer brings up tcs's participant with the simulation server s on
 // a fake dispatch loop, and a client participant beside it; both end with
 // the test.
-func startSimServer(t *testing.T) (*SimServer, *fakeLoop, *Node) {
+func startSimServer(t *testing.T) (*SimServer, *simcontroltest.Loop, *Node) {
 	t.Helper()
 	srvNode, err := NewNode(NodeConf{Distro: rmsgs.Iron})
 	if err != nil {
@@ -172,7 +94,7 @@ func startSimServer(t *testing.T) (*SimServer, *fakeLoop, *Node) {
 	}
 	t.Cleanup(func() { _ = srvNode.Close() })
 	ctl := simcontrol.New()
-	loop := startFakeLoop(t, ctl)
+	loop := simcontroltest.Start(t, ctl)
 	s, err := NewSimServer(SimConf{Node: srvNode, Control: ctl, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -211,9 +133,7 @@ func TestSimServer(t *testing.T) {
 
 	step := newSvcClient(t, cliNode, "/tcs/step_simulation", rmsgs.StepSimulation, "c3")
 	_, res, err := rmsgs.DecodeResultResponse(step.call(func(h rmsgs.ServiceHeader) []byte { return rmsgs.AppendUint64Request(nil, h, 10) }, 5*time.Second))
-	loop.mu.Lock()
-	made := loop.steps
-	loop.mu.Unlock()
+	made := loop.Steps()
 	if err != nil || res.Code != uint8(simcontrol.OK) || made != 10 {
 		t.Errorf("step 10: %+v %v; the loop made %d steps", res, err, made)
 	}
@@ -253,10 +173,8 @@ func TestSimServer(t *testing.T) {
 	if res := setState(0); res.Code != uint8(simcontrol.OK) || !strings.Contains(res.Message, "ends the run") {
 		t.Errorf("stop: %+v", res)
 	}
-	loop.mu.Lock()
-	defer loop.mu.Unlock()
-	if !strings.Contains(strings.Join(opNames(loop.ops), " "), "get step play get play pause stop") {
-		t.Errorf("the loop saw %v", loop.ops)
+	if ops := loop.Ops(); !strings.Contains(strings.Join(opNames(ops), " "), "get step play get play pause stop") {
+		t.Errorf("the loop saw %v", ops)
 	}
 }
 
@@ -319,10 +237,7 @@ func TestSimulateStepsAction(t *testing.T) {
 	}
 
 	// Cancel a goal of 100 steps while its third step is held.
-	loop.mu.Lock()
-	loop.hold = make(chan struct{}, 100)
-	hold := loop.hold
-	loop.mu.Unlock()
+	hold := loop.Hold(100)
 	hold <- struct{}{}
 	hold <- struct{}{}
 	id2 := rmsgs.UUID{4, 5, 6}

@@ -1,0 +1,6 @@
+// Package simcontroltest is a fake dispatch loop for the tests of the
+// services that speak to one through a simcontrol.Controller (the ROS 2
+// simulation server, the CLI tests): it answers as the driver would on a
+// world of 1 ms steps, with no processes and no time. It must not be
+// imported by anything but tests.
+package simcontroltest
