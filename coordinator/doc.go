@@ -52,8 +52,10 @@
 // # Periods
 //
 // Every activation instant k·P of a periodic client before the world's time
-// is exactly one of: an activation that began (when the client was
-// dispatched with it, DESIGN §6), or a lost period with its cause ([Lost]):
+// (up to and including the end instant, once the run has completed: the
+// world waits at its end for what is due there) is exactly one of: an
+// activation that began (when the client was dispatched with it, DESIGN
+// §6), or a lost period with its cause ([Lost]):
 // before its first activation (its start-up), after it exited or stopped
 // listening to its clock, during its own overrun, or while its robot had
 // lost CPU to the host. Activations + lost = periods, exactly

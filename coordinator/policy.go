@@ -288,7 +288,12 @@ func (p *Policy) Stats(c int) ClientStats {
 		// not change the client).
 		// (An activation may begin before the world reaches its instant,
 		// when its robot's clock has: its period counts from then.)
-		st.Periods = max(ceilDiv(p.t, cl.conf.Period), cl.slot)
+		n := ceilDiv(p.t, cl.conf.Period)
+		if p.finished && p.end.End == EndCompleted {
+			// A completed run's last instant is one of its periods.
+			n = p.t/cl.conf.Period + 1
+		}
+		st.Periods = max(n, cl.slot)
 		tmp := *cl
 		if n := st.Periods; n > tmp.slot {
 			p.loseUntil(&tmp, n, p.robots[cl.conf.Robot].hostHit)
@@ -313,9 +318,6 @@ func (p *Policy) Next(wall int64) Action {
 	p.wall = wall
 	if a, ok := p.apply(); ok {
 		return a
-	}
-	if p.t >= p.conf.Duration {
-		return p.finish(EndCompleted, -1)
 	}
 	if a, ok := p.release(); ok {
 		return a
@@ -466,6 +468,12 @@ func (p *Policy) worldTarget() int64 {
 			target = c.wake
 		}
 	}
+	if p.t >= p.conf.Duration {
+		// The world has ended: it waits for nobody, and the clients finish
+		// what is due at its last instant (step ends the run when nothing
+		// else can run).
+		return math.MaxInt64
+	}
 	return min(target, p.conf.Duration)
 }
 
@@ -475,6 +483,12 @@ func (p *Policy) step(to int64) Action {
 		// their own: they must not be left behind.
 		p.probed = true
 		return Action{Kind: KindProbe}
+	}
+	if p.t >= p.conf.Duration {
+		// The world is at its end and every client has done what was due
+		// there (activations at the end instant included) or waits for a
+		// world that will not move: the run is complete.
+		return p.finish(EndCompleted, -1)
 	}
 	if to > p.limit {
 		// Paused: nothing can run before the world's next step, which the
@@ -533,9 +547,11 @@ func (p *Policy) release() (Action, bool) {
 		case stIdle:
 			rb := &p.robots[c.conf.Robot]
 			now := max(rb.r, p.t)
-			if c.wake > now || (c.conf.Class == Periodic && c.wake >= p.conf.Duration) {
-				// (An activation due at the end of the run is not one of
-				// its periods.)
+			if c.wake > now || (c.conf.Class == Periodic && c.wake > p.conf.Duration) {
+				// (An activation due at the end of the run is one of its
+				// periods: a 10 s run of a 200 Hz ROS timer, whose first
+				// callback is one period after it starts, is 2,000
+				// callbacks, 5 ms .. 10 s; one beyond it is not.)
 				continue
 			}
 			p.wakeUp(i)

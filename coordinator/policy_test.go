@@ -27,6 +27,10 @@ step to=1050000
 apply r0 slot=0
 dispatch c0 budget=1000000 arm=1000000
 step to=2000000 boundary
+release c0 activation now=2000000
+dispatch c0 budget=1000000 arm=1000000
+dispatch c0 budget=1000000 arm=1000000
+dispatch c0 budget=950000 arm=950000
 finish completed
 `
 	if got := m.trace.String(); got != want {
@@ -41,8 +45,8 @@ func TestPendulumConsistent(t *testing.T) {
 		t.Fatalf("end = %v", end)
 	}
 	st := m.p.Stats(0)
-	if st.Activations != 99 {
-		t.Errorf("activations = %d, want 99 (1 ms .. 99 ms)", st.Activations)
+	if st.Activations != 100 {
+		t.Errorf("activations = %d, want 100 (1 ms .. 100 ms)", st.Activations)
 	}
 	if st.Misses != 0 {
 		t.Errorf("misses = %d", st.Misses)
@@ -52,6 +56,7 @@ func TestPendulumConsistent(t *testing.T) {
 			t.Fatalf("activation late by %d ns with nothing else on the robot", a[1])
 		}
 	}
+	// The last activation's command comes after the world's end.
 	if len(m.applied) != 99 {
 		t.Errorf("applied %d commands, want 99", len(m.applied))
 	}
@@ -137,7 +142,10 @@ func TestLockstepDriftGrows(t *testing.T) {
 			t.Errorf("lockstep controller missed %d deadlines (computation costs nothing)", pd.Misses)
 		}
 	}
-	if d[0] < 15*20*ms || d[1] < 2*d[0]-ms {
+	// Δ grows with t: about as much again in the second 20 ms as in the
+	// first (each world step, the end's included, waits for ~20 ms of the
+	// planner's CPU).
+	if d[0] < 15*20*ms || d[1]-d[0] < 15*20*ms {
 		t.Fatalf("lockstep Δ should grow with the planner's CPU: %v", d)
 	}
 }
@@ -397,7 +405,9 @@ func TestROSPeriodicInference(t *testing.T) {
 				t.Fatalf("end = %v", end)
 			}
 			st := m.p.Stats(0)
-			want := 1000*ms/tc.period - 1 // activation 0 ran at start-up
+			// Activation 0 ran at start-up; the one at the end instant is
+			// the run's: P .. 1 s.
+			want := 1000 * ms / tc.period
 			if st.Activations != want {
 				t.Errorf("activations = %d, want %d", st.Activations, want)
 			}
@@ -413,8 +423,10 @@ func TestROSPeriodicInference(t *testing.T) {
 			if st.Blocks != 0 {
 				t.Errorf("blocks the policy could not explain = %d, want 0", st.Blocks)
 			}
-			if int64(len(m.applied)) != want {
-				t.Errorf("applied %d commands, want %d", len(m.applied), want)
+			// Every command but the last activation's, which comes after
+			// the world's end.
+			if int64(len(m.applied)) != want-1 {
+				t.Errorf("applied %d commands, want %d", len(m.applied), want-1)
 			}
 			// The activation at k·P begins once the callback of the sample
 			// at k·P is done.

@@ -449,7 +449,8 @@ type ClientStats struct {
 	State       string
 
 	// Periodic clients: the periods of the run so far (activation instants
-	// k·P before the world's time), those lost and why, and activations
+	// k·P before the world's time; of a completed run, up to and including
+	// its end), those lost and why, and activations
 	// beyond one per period (a client that woke twice in one period).
 	Periods    int64
 	Lost       Lost

@@ -187,7 +187,7 @@ type ClientSummary struct {
 	// as the client's fault; still counted in DeadlineMisses.
 	DeadlineMissesHost int64 `json:"deadline_misses_host,omitempty"`
 	// Periods counts the activation instants k·P of the run (periodic
-	// clients); each began an activation or is in PeriodsLost, so
+	// clients; a completed run's end instant included); each began an activation or is in PeriodsLost, so
 	// Activations + PeriodsLost.Total = Periods (+ ActivationsExtra, the
 	// activations beyond one per period of a client that woke twice).
 	Periods          int64        `json:"periods,omitempty"`

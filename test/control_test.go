@@ -147,7 +147,7 @@ func TestPausedRunSteps(t *testing.T) {
 	if want := sum.VirtualS / (sum.WallS - sum.PausedS); sum.RTF != want {
 		t.Errorf("rtf %g, want virtual / (wall − paused) = %g", sum.RTF, want)
 	}
-	checkPeriods(t, client(t, sum, "pd"), 1000)
+	checkPeriods(t, client(t, sum, "pd"), 1001)
 	if rep := do(t, ctl, simcontrol.Request{Op: simcontrol.Get}); rep.State != simcontrol.Stopped {
 		t.Errorf("after the run: %+v, want stopped", rep)
 	}

@@ -211,7 +211,7 @@ func TestROS1PausedSteps(t *testing.T) {
 		}
 		t.Fatalf("tcs run exited %d, ended %q", res.code, res.sum.Ended)
 	}
-	checkPeriods(t, client(t, res.sum, "pd"), 200)
+	checkPeriods(t, client(t, res.sum, "pd"), 201)
 	if res.sum.PausedS < 2 {
 		t.Errorf("paused_s %g, want ≥ 2 (the test waited that long)", res.sum.PausedS)
 	}

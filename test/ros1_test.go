@@ -118,7 +118,7 @@ func TestROS1Controllers(t *testing.T) {
 			cmd := rosController(t, lang)
 			s := runCompleted(t, 5*time.Minute, rosScenario(t, cmd, period, "10s", ""))
 			c := client(t, s, "pd")
-			checkPeriods(t, c, int64(10*time.Second/period))
+			checkPeriods(t, c, int64(10*time.Second/period)+1)
 			// Activation 0 runs as the node starts, before virtual time.
 			if c.PeriodsLost.BeforeStart != 1 {
 				t.Errorf("periods lost before start = %d, want 1 (activation 0)", c.PeriodsLost.BeforeStart)
@@ -200,7 +200,7 @@ func TestDemo(t *testing.T) {
 	} else if c.DeadlineMisses > 0 {
 		t.Logf("deadline_misses %d (%d the host's)", c.DeadlineMisses, c.DeadlineMissesHost)
 	}
-	checkPeriods(t, c, 2000)
+	checkPeriods(t, c, 2001)
 	checkBalanced(t, s, 0)
 }
 
@@ -370,7 +370,7 @@ func TestMaxRTF(t *testing.T) {
 		t.Errorf("wall %.3f s, rtf %.3f for 2 s virtual at max_rtf 2: want wall ≥ 1 s", s.WallS, s.RTF)
 	}
 	c := client(t, s, "pd")
-	checkPeriods(t, c, 2000)
+	checkPeriods(t, c, 2001)
 	if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
 		t.Errorf("pd: %d deadline misses of its own (%d after a host-delayed timer)", own, c.DeadlineMissesHost)
 	}
@@ -463,7 +463,7 @@ func TestROS1LockstepMixedStack(t *testing.T) {
 	}
 	for _, name := range []string{"pd", "timer"} {
 		c := client(t, s, name)
-		checkPeriods(t, c, 600)
+		checkPeriods(t, c, 601)
 		if c.DeadlineMisses != 0 {
 			t.Errorf("%s: %d deadline misses in lockstep (computation costs nothing)", name, c.DeadlineMisses)
 		}
@@ -556,7 +556,7 @@ func TestROS1SixteenNodes(t *testing.T) {
 	var misses int64
 	for _, c := range s.Clients {
 		l := c.PeriodsLost
-		if l == nil || c.Periods != 300 || c.Activations-c.ActivationsExtra+l.Total != c.Periods || l.AfterExit != 0 || l.BeforeStart != 1 {
+		if l == nil || c.Periods != 301 || c.Activations-c.ActivationsExtra+l.Total != c.Periods || l.AfterExit != 0 || l.BeforeStart != 1 {
 			t.Errorf("%s: %d activations of %d periods, lost %+v: want every period activated but activation 0", c.Name, c.Activations, c.Periods, l)
 		}
 		misses += c.DeadlineMisses

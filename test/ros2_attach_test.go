@@ -49,7 +49,7 @@ func TestROS2LaunchAttach(t *testing.T) {
 	for _, w := range []struct {
 		name        string
 		activations int64
-	}{{"left_pd", 599}, {"right_pd", 299}} {
+	}{{"left_pd", 600}, {"right_pd", 300}} {
 		c := client(t, s, w.name)
 		if c.Activations != w.activations || c.DeadlineMisses != c.DeadlineMissesHost {
 			t.Errorf("%s: %d activations (want %d), %d deadline misses (%d the host's)",

@@ -63,7 +63,7 @@ func TestROS2LaunchBundled(t *testing.T) {
 	out := t.TempDir()
 	_, s := launchRun(t, env, out, "tcs.launch.py", "scenario:="+scenario, "out:="+out, "tcs:="+tcs)
 	c := client(t, s, "pd")
-	checkPeriods(t, c, 600)
+	checkPeriods(t, c, 601)
 	if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
 		t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of the node's own", c.DeadlineMisses, c.DeadlineMissesHost)
 	}
@@ -94,7 +94,7 @@ func TestROS2LaunchAttachBundled(t *testing.T) {
 	lo, s := launchRun(t, env, out, "attach.launch.py", "scenario:="+scenario, "out:="+out,
 		"package:=tcs_test_nodes", "executable:=rclcpp_pd", "client:=pd")
 	c := client(t, s, "pd")
-	checkPeriods(t, c, 300)
+	checkPeriods(t, c, 301)
 	if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
 		t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of the node's own", c.DeadlineMisses, c.DeadlineMissesHost)
 	}

@@ -92,8 +92,8 @@ func TestROS2FastDDSController(t *testing.T) {
 `, filepath.Join(dir, "fastdds_pd")))
 	s := runCompleted(t, 5*time.Minute, path)
 	c := client(t, s, "pd")
-	if c.Activations != 999 {
-		t.Errorf("activations = %d, want 999", c.Activations)
+	if c.Activations != 1000 {
+		t.Errorf("activations = %d, want 1000 (10 ms .. 10 s)", c.Activations)
 	}
 	if c.PeriodError > 0.005 {
 		t.Errorf("period_error = %g, want ≤ 0.005", c.PeriodError)

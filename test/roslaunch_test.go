@@ -58,7 +58,7 @@ func TestRoslaunchRun(t *testing.T) {
         class: periodic
         period: 10ms
 `, rosenv.Python, pd))
-	launchedPD(t, env, "tcs.launch", scenario, 299)
+	launchedPD(t, env, "tcs.launch", scenario, 300)
 }
 
 // launchedPD runs roslaunch tcs file with scenario and checks the run's
@@ -92,7 +92,7 @@ func TestRoslaunchAttach(t *testing.T) {
         class: periodic
         period: 5ms
 `)
-	if c := launchedPD(t, env, "attach.launch", scenario, 599); c.PeriodError > 0.001 {
+	if c := launchedPD(t, env, "attach.launch", scenario, 600); c.PeriodError > 0.001 {
 		t.Errorf("period_error %g, want ≤ 0.001", c.PeriodError)
 	}
 
