@@ -182,7 +182,7 @@ func (m *fakeMachine) run(maxActions int) Action {
 			f.advance()
 		case KindProbe:
 			for i, f := range m.procs {
-				if m.p.Blocked(i) {
+				if m.p.Probing(i) {
 					f.blockFor--
 					if f.blockFor <= 0 {
 						f.advance()

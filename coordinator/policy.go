@@ -46,6 +46,8 @@ type client struct {
 	yielded     bool // lockstep: a best-effort client returned for this step
 	starved     uint // consecutive preempted slices that got no CPU (≤ 16)
 	exitCode    int
+	pauseRun    bool  // woke on its own while the world is paused: runs uncharged
+	pausedNs    int64 // CPU it used in such runs
 	resume      bool  // ROS: a delivery woke it while idle until resumeWake
 	resumeWake  int64 //
 	deliveries  int64
@@ -123,9 +125,13 @@ type Policy struct {
 	limit    int64
 	paused   bool
 	pausedAt int64
-	started  bool
-	finished bool
-	end      Action
+	// While paused: the wall time of the last look at the waiting clients,
+	// and where the round of uncharged runs goes on from.
+	pauseLook int64
+	pauseNext int
+	started   bool
+	finished  bool
+	end       Action
 
 	pending  [maxPending]pendingCmd
 	npending int
@@ -277,6 +283,7 @@ func (p *Policy) Stats(c int) ClientStats {
 		State:       stateNames[cl.st],
 		HostMisses:  cl.hostMisses,
 		HostNs:      cl.hostNs,
+		PausedNs:    cl.pausedNs,
 		ClockLost:   cl.clockLost,
 	}
 	if st.Exited {
@@ -495,8 +502,9 @@ func (p *Policy) step(to int64) Action {
 		// limit forbids. Every client is as far as the world allows.
 		if !p.paused {
 			p.paused, p.pausedAt = true, p.wall
+			p.pauseLook = p.wall
 		}
-		return Action{Kind: KindPause, To: p.t}
+		return p.whilePaused()
 	}
 	if p.conf.MaxRTF > 0 && p.conf.Mode != Free && to%p.conf.Step == 0 {
 		// A run held to MaxRTF takes each step boundary no earlier than its
@@ -714,6 +722,10 @@ func (p *Policy) measureDrift() {
 func (p *Policy) Split(c int, s Slice) Charge {
 	cl := &p.clients[c]
 	cpu := max(s.CPU, 0)
+	if cl.pauseRun {
+		// Not charged at all (Ran): nothing is the host's.
+		return Charge{CPU: cpu}
+	}
 	away := min(max(s.Away, 0), cpu)
 	var ch Charge
 	if s.Timer && s.Late > p.conf.LateCap {
@@ -743,6 +755,16 @@ func (p *Policy) hostStole(c int, s Slice, ch Charge) bool {
 func (p *Policy) Ran(c int, s Slice) Charge {
 	cl := &p.clients[c]
 	ch := p.Split(c, s)
+	if cl.pauseRun {
+		// A run while the world is paused: counted, not charged; the
+		// client is back where it was once it waits again.
+		cl.cpu += ch.CPU
+		cl.pausedNs += ch.CPU
+		if s.Stop != Preempted {
+			cl.pauseRun = false
+		}
+		return ch
+	}
 	if p.hostStole(c, s, ch) {
 		p.robots[cl.conf.Robot].hostHit = true
 	}
@@ -981,7 +1003,7 @@ func (p *Policy) BoundaryClock(c int, t int64) bool {
 // asking then would cost a scan of its threads every activation.
 func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 	cl := &p.clients[c]
-	if cl.conf.API != ROS || !alone || !cl.active || cl.acted || cl.held || cpu >= arm {
+	if cl.conf.API != ROS || !alone || !cl.active || cl.acted || cl.held || cl.pauseRun || cpu >= arm {
 		return false
 	}
 	cl.held = true
@@ -1119,9 +1141,15 @@ func (p *Policy) Delivered(c int) {
 	}
 }
 
-// Woke reports that a probe found blocked client c runnable.
+// Woke reports that a probe found client c (Probing) runnable: a blocked
+// client wakes; while the world is paused, the client runs uncharged
+// instead (whilePaused), and stays where it was in virtual time.
 func (p *Policy) Woke(c int) {
-	if p.clients[c].st == stBlocked {
+	cl := &p.clients[c]
+	switch {
+	case p.paused && cl.st != stRunnable && cl.st != stExited:
+		cl.pauseRun = true
+	case cl.st == stBlocked:
 		p.wakeUp(c)
 	}
 }
@@ -1216,6 +1244,66 @@ func (p *Policy) nextFree(wall int64) Action {
 	return p.step(next)
 }
 
+// pauseLookEvery is how often, in wall ns, a paused policy has the waiting
+// clients looked at (Probing): a wall-clock timer of theirs (a ROS 1
+// node's XML-RPC call, DDS heartbeats) waits at most this long to run.
+const pauseLookEvery = 20_000_000
+
+// whilePaused decides while the world stands at its limit. The clients
+// that wait (for their clock, a message, or on something the policy cannot
+// see) are looked at every pauseLookEvery of wall time, and one that woke
+// on its own runs, a quantum of CPU at a time and uncharged, until it
+// waits again: the world's time stands still, so nothing it does is early
+// or late in it, while a node that never ran would see its wall-clock
+// timeouts expire (a paused Gazebo lets it run too). A client that was
+// computing when the world paused stays at its progress: its work is the
+// simulation's, charged when the world moves on.
+func (p *Policy) whilePaused() Action {
+	if p.conf.Mode == Free {
+		// Nothing is gated: the clients run as they will.
+		return Action{Kind: KindPause, To: p.t}
+	}
+	n := len(p.clients)
+	for k := range n {
+		i := (p.pauseNext + k) % n
+		if cl := &p.clients[i]; cl.pauseRun {
+			p.pauseNext = i + 1
+			p.dispatches++
+			q := p.conf.Quantum
+			return Action{Kind: KindDispatch, Client: i, Robot: cl.conf.Robot, Budget: q, Arm: q, Paused: true}
+		}
+	}
+	look := false
+	for i := range p.clients {
+		look = look || p.Probing(i)
+	}
+	if !look {
+		return Action{Kind: KindPause, To: p.t}
+	}
+	if p.wall-p.pauseLook >= pauseLookEvery {
+		p.pauseLook = p.wall
+		return Action{Kind: KindProbe}
+	}
+	return Action{Kind: KindPause, To: p.t, Until: p.pauseLook + pauseLookEvery}
+}
+
+// Probing reports whether a probe (KindProbe) looks at client c: a client
+// blocked for a reason the policy cannot see; while the world is paused,
+// also a ROS client that waits for its clock or a message (whatever else
+// its threads wake for, on the wall clock, runs uncharged: whilePaused).
+func (p *Policy) Probing(c int) bool {
+	cl := &p.clients[c]
+	switch {
+	case cl.pauseRun:
+		return false
+	case cl.st == stBlocked:
+		return true
+	case p.paused && cl.conf.API == ROS:
+		return cl.st == stIdle || cl.st == stReading
+	}
+	return false
+}
+
 // noLimit is the limit of a world that plays on.
 const noLimit = math.MaxInt64
 
@@ -1262,6 +1350,18 @@ func (p *Policy) resume(wall int64) {
 	if p.paused && p.limit > p.t {
 		p.paused = false
 		p.wallZero += wall - p.pausedAt
+		// A client still running on from a wake in the pause: a blocked
+		// one is runnable now, charged from here on; one waiting for its
+		// clock or a message finishes what it does when it is next
+		// dispatched.
+		for i := range p.clients {
+			if cl := &p.clients[i]; cl.pauseRun {
+				cl.pauseRun = false
+				if cl.st == stBlocked {
+					p.wakeUp(i)
+				}
+			}
+		}
 	}
 }
 

@@ -480,6 +480,9 @@ func (s *scriptRun) stats(c int) string {
 	if st.HostMisses > 0 || st.HostNs > 0 {
 		line += fmt.Sprintf(" host{misses=%d cpu=%s}", st.HostMisses, fmtNs(st.HostNs))
 	}
+	if st.PausedNs > 0 {
+		line += " paused-cpu=" + fmtNs(st.PausedNs)
+	}
 	if st.Exited {
 		line += fmt.Sprintf(" exit=%d at=%s", st.ExitCode, fmtNs(st.ExitedAt))
 	}

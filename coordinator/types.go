@@ -240,7 +240,8 @@ const (
 	KindFinish
 	// KindPause: the world has reached its limit (Policy.Pause, StepBy):
 	// keep every client where it is until the limit moves (Play, StepBy),
-	// then ask again.
+	// or until wall time Until (when not 0: the next look at the waiting
+	// clients, see Policy.Probing), then ask again.
 	KindPause
 )
 
@@ -318,11 +319,17 @@ type Action struct {
 	Wait     WaitKind
 	Until    int64
 	End      End
+	// Paused (KindDispatch): the world is paused and the client woke on
+	// its own; the slice is not charged (Policy.Ran counts it apart).
+	Paused bool
 }
 
 func (a Action) String() string {
 	switch a.Kind {
 	case KindDispatch:
+		if a.Paused {
+			return fmt.Sprintf("dispatch c%d budget=%d arm=%d paused", a.Client, a.Budget, a.Arm)
+		}
 		return fmt.Sprintf("dispatch c%d budget=%d arm=%d", a.Client, a.Budget, a.Arm)
 	case KindStep:
 		b := ""
@@ -349,6 +356,9 @@ func (a Action) String() string {
 	case KindFinish:
 		return fmt.Sprintf("finish %s", a.End)
 	case KindPause:
+		if a.Until > 0 {
+			return fmt.Sprintf("pause at=%d until=%d", a.To, a.Until)
+		}
 		return fmt.Sprintf("pause at=%d", a.To)
 	}
 	return a.Kind.String()
@@ -457,6 +467,7 @@ type ClientStats struct {
 	Extra      int64
 	HostMisses int64 // of Misses: while its robot had lost CPU to the host
 	HostNs     int64 // CPU ns it used that were the host's, not charged
+	PausedNs   int64 // CPU ns it used while the world was paused, not charged
 	ClockLost  bool  // it stopped listening to its clock (ClockLost)
 }
 

@@ -202,6 +202,9 @@ type ClientSummary struct {
 	// HostS is CPU it used that was the host's (a slice the host made end
 	// far too late): reported, not charged.
 	HostS float64 `json:"host_s,omitempty"`
+	// PausedCPUS is CPU it used while the world was paused, having woken on
+	// its own (a wall-clock timer): counted in CPUS, not charged.
+	PausedCPUS float64 `json:"paused_cpu_s,omitempty"`
 	// PeriodError, PeriodJitterP99 and ActivationLateMaxS: see PeriodStats.
 	PeriodError        float64 `json:"period_error"`
 	PeriodJitterP99    float64 `json:"period_jitter_p99"`

@@ -211,9 +211,16 @@ func TestROS1PausedSteps(t *testing.T) {
 		}
 		t.Fatalf("tcs run exited %d, ended %q", res.code, res.sum.Ended)
 	}
-	checkPeriods(t, client(t, res.sum, "pd"), 201)
+	pd := client(t, res.sum, "pd")
+	checkPeriods(t, pd, 201)
+	// The node's wall-clock work (it asks the master every second whether
+	// it is there) ran while the world was paused, uncharged: a node kept
+	// from running would find its master gone after a long pause.
+	if pd.PausedCPUS <= 0 {
+		t.Errorf("paused_cpu_s = %g: the node never ran while the world was paused", pd.PausedCPUS)
+	}
 	if res.sum.PausedS < 2 {
 		t.Errorf("paused_s %g, want ≥ 2 (the test waited that long)", res.sum.PausedS)
 	}
-	t.Logf("paused %.2f s of %.2f s wall; RTF %.2f", res.sum.PausedS, res.sum.WallS, res.sum.RTF)
+	t.Logf("paused %.2f s of %.2f s wall; RTF %.2f; the node's CPU while paused %.2f ms", res.sum.PausedS, res.sum.WallS, res.sum.RTF, pd.PausedCPUS*1e3)
 }

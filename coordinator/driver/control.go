@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync/atomic"
 
+	"github.com/tcs-robotics/tcs/coordinator"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/report"
@@ -207,40 +208,53 @@ func (r *runner) endStep(code simcontrol.Code, msg string) {
 	c.step = nil
 }
 
-// pause waits at the world's limit (KindPause) until a request moves it or
-// the run ends. The clients stay where they are, as in a hold; the wall
-// time spent here does not count against the run's wall limit, its
+// pause waits at the world's limit (KindPause) until a request moves it,
+// the run ends, or wall time a.Until (the policy's next look at the
+// waiting clients, who may run uncharged while the world is paused). The
+// first KindPause of a pause begins it; the loop ends it (pauseEnd) once
+// the policy plays on. The clients stay where they are, as in a hold; the
+// wall time spent paused does not count against the run's wall limit, its
 // real-time factor or the watchdog.
-func (r *runner) pause() error {
+func (r *runner) pause(a coordinator.Action) error {
 	c := &r.ctl
-	if c.step != nil {
-		msg := ""
-		if c.stepDone < c.step.Steps {
-			msg = fmt.Sprintf("cancelled after %d of %d steps", c.stepDone, c.step.Steps)
+	if !c.paused.Load() {
+		if c.step != nil {
+			msg := ""
+			if c.stepDone < c.step.Steps {
+				msg = fmt.Sprintf("cancelled after %d of %d steps", c.stepDone, c.step.Steps)
+			}
+			r.endStep(simcontrol.OK, msg)
 		}
-		r.endStep(simcontrol.OK, msg)
-	}
-	if c.ctl == nil {
-		return fmt.Errorf("the world paused at %.6f s with no controller to play it", report.Seconds(r.pol.Now()))
-	}
-	t0 := r.clk.Monotonic()
-	c.pausedAt.Store(t0)
-	c.paused.Store(true)
-	r.log.Info().Int64("t", r.pol.Now()).Msg("paused")
-	r.liveStatus(simcontrol.Paused) // at once, whoever asked for the pause
-	defer func() {
-		d := r.clk.Monotonic() - t0
-		r.deadline += d
-		c.pausedNs.Add(d)
-		c.paused.Store(false)
-		r.log.Info().Int64("t", r.pol.Now()).Float64("paused_s", report.Seconds(d)).Msg("resumed")
-	}()
-	for r.ended == "" && r.pol.Paused() {
-		if err := r.idle(pausePoll); err != nil {
-			return fmt.Errorf("pause: %w", err)
+		if c.ctl == nil {
+			return fmt.Errorf("the world paused at %.6f s with no controller to play it", report.Seconds(r.pol.Now()))
 		}
+		c.pausedAt.Store(r.clk.Monotonic())
+		c.paused.Store(true)
+		r.log.Info().Int64("t", r.pol.Now()).Msg("paused")
+		r.liveStatus(simcontrol.Paused) // at once, whoever asked for the pause
+	}
+	timeout := int64(pausePoll)
+	if a.Until > 0 {
+		timeout = min(max(a.Until-r.clk.Monotonic(), 1), timeout)
+	}
+	if err := r.idle(timeout); err != nil {
+		return fmt.Errorf("pause: %w", err)
 	}
 	return nil
+}
+
+// pauseEnd ends the pause under way, if any, once the policy plays on or
+// the run ends: its wall time extends the wall limit and is counted apart.
+func (r *runner) pauseEnd() {
+	c := &r.ctl
+	if !c.paused.Load() || (r.ended == "" && r.pol.Paused()) {
+		return
+	}
+	d := r.clk.Monotonic() - c.pausedAt.Load()
+	r.deadline += d
+	c.pausedNs.Add(d)
+	c.paused.Store(false)
+	r.log.Info().Int64("t", r.pol.Now()).Float64("paused_s", report.Seconds(d)).Msg("resumed")
 }
 
 // pausePoll bounds one wait of a pause: requests and the stop signal wake

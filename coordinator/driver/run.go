@@ -804,9 +804,11 @@ func (r *runner) freeSetup() error {
 
 // loop is the dispatch loop. It must not allocate.
 func (r *runner) loop() error {
+	defer r.pauseEnd()
 	for {
+		r.pauseEnd()
 		now := r.clk.Monotonic()
-		if now > r.deadline {
+		if now > r.deadline && !r.ctl.paused.Load() {
 			r.ended = report.EndWallLimit
 			return nil
 		}
@@ -827,7 +829,7 @@ func (r *runner) loop() error {
 				return err
 			}
 		case coordinator.KindPause:
-			if err := r.pause(); err != nil {
+			if err := r.pause(a); err != nil {
 				return err
 			}
 		case coordinator.KindDeliver:
@@ -1381,11 +1383,13 @@ func (r *runner) recv(c *runClient, ch uint32, now int64) (status uint32, stamp 
 	return native.StatusBadRequest, 0
 }
 
-// probe looks at the threads of every blocked plain client: one that is
-// running or runnable woke on its own and is reported to the policy.
+// probe looks at the threads of every client the policy asks about
+// (Policy.Probing: the blocked ones; while paused, the waiting ROS ones):
+// one that is running or runnable woke on its own and is reported to the
+// policy.
 func (r *runner) probe() {
 	for i, c := range r.clients {
-		if !r.pol.Blocked(i) || c.proc == nil {
+		if !r.pol.Probing(i) || c.proc == nil {
 			continue
 		}
 		if r.mech.Runnable(c.proc) {
@@ -1563,6 +1567,7 @@ func (r *runner) summary() *report.Summary {
 			cs.ExitedAtS = &at
 		}
 		cs.HostS = report.Seconds(st.HostNs)
+		cs.PausedCPUS = report.Seconds(st.PausedNs)
 		cs.Holds, cs.HoldWallS, cs.Deliveries = c.holds, report.Seconds(c.holdWall), st.Deliveries
 		s.WallCostPollingS += cs.HoldWallS
 		cs.RelayIn, cs.RelayLost = c.relayIn, c.relayLost
