@@ -132,6 +132,12 @@ type Reply struct {
 	Steps   uint64 // Step: steps made
 }
 
+// TookEffect reports whether rep says the run is in the state asked for
+// (OK, or already in it).
+func (rep Reply) TookEffect() bool {
+	return rep.Code == OK || rep.Code == AlreadyInTargetState
+}
+
 // Answer sends the loop's reply to the service waiting for it. It never
 // blocks: the reply channel holds one answer.
 func (r *Request) Answer(rep Reply) {

@@ -91,3 +91,14 @@ func TestNotify(t *testing.T) {
 		t.Fatalf("reply %+v", rep)
 	}
 }
+
+// A request took effect when the run is in the state asked for, also when
+// it was there already; a refusal did not.
+func TestTookEffect(t *testing.T) {
+	for code, want := range map[Code]bool{OK: true, AlreadyInTargetState: true, OperationFailed: false,
+		IncorrectState: false, FeatureUnsupported: false} {
+		if got := (Reply{Code: code}).TookEffect(); got != want {
+			t.Errorf("%v: TookEffect %v, want %v", code, got, want)
+		}
+	}
+}

@@ -71,18 +71,13 @@ func serveControl(n *Node, ctl *simcontrol.Controller, done func(simcontrol.Repl
 	return n.AdvertiseService(ServiceStep, triggerType, stepCall(ctl, done))
 }
 
-// tookEffect reports whether rep says the run is in the state asked for.
-func tookEffect(rep simcontrol.Reply) bool {
-	return rep.Code == simcontrol.OK || rep.Code == simcontrol.AlreadyInTargetState
-}
-
 // emptyCall answers a std_srvs/Empty service by asking ctl for op. Empty
 // has no field to say a failure in: a refused request is the service's
 // error (rosservice prints it; roscpp's call returns false).
 func emptyCall(ctl *simcontrol.Controller, op simcontrol.Op, done func(simcontrol.Reply)) ServiceHandler {
 	return func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
 		rep := ctl.Do(ctx, simcontrol.Request{Op: op})
-		if tookEffect(rep) {
+		if rep.TookEffect() {
 			done(rep)
 			return nil, nil
 		}

@@ -25,6 +25,6 @@
 // run's control services under /tcs (control.go, std_srvs types) hand
 // their requests to the dispatch loop through a simcontrol.Controller, and
 // the run's live status goes out on /tcs/status as
-// diagnostic_msgs/DiagnosticStatus (status.go): standard types, so that
-// rosservice and rostopic work with nothing of tcs installed.
+// diagnostic_msgs/DiagnosticStatus (status.go, bridge/livestatus): standard
+// types, so that rosservice and rostopic work with nothing of tcs installed.
 package ros1

@@ -82,7 +82,7 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 func (b *Bridge) ServeControl(ctl *simcontrol.Controller) error {
 	var done func(simcontrol.Reply)
 	if b.status != nil {
-		done = func(rep simcontrol.Reply) { b.status.setState(rep.State, rep.Time) }
+		done = func(rep simcontrol.Reply) { b.status.SetState(rep.State, rep.Time) }
 	}
 	if err := serveControl(b.Node, ctl, done); err != nil {
 		return fmt.Errorf("ros1: control services: %w", err)
@@ -91,11 +91,11 @@ func (b *Bridge) ServeControl(ctl *simcontrol.Controller) error {
 }
 
 // PublishStatus takes the dispatch loop's live status (the driver's
-// StatusPublisher) and publishes it on /tcs/status when due (status.go).
-// It does not allocate once its buffers have grown.
+// StatusPublisher) and publishes it on /tcs/status when due
+// (bridge/livestatus). It does not allocate once its buffers have grown.
 func (b *Bridge) PublishStatus(st *simcontrol.Status) {
 	if b.status != nil {
-		b.status.update(st)
+		b.status.Update(st)
 	}
 }
 

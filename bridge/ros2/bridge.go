@@ -18,14 +18,15 @@ import (
 // gate. It implements driver.Bridge.
 type Bridge struct {
 	*Gate
-	Node *Node
-	sim  *SimServer
-	log  zerolog.Logger
+	Node   *Node
+	sim    *SimServer
+	status *liveStatus // /tcs/status
+	log    zerolog.Logger
 }
 
 // StartBridge prepares the ROS 2 side of scenario sc before its clients
 // start: the participant (bound to loopback), the clocks latched at 0, the
-// sensor and actuator topics, ros_discovery_info.
+// sensor and actuator topics, the live status, ros_discovery_info.
 func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error) {
 	distro, err := rmsgs.ParseDistro(sc.ROS.Distro)
 	if sc.ROS.Distro == "" {
@@ -51,18 +52,29 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if b.Gate, err = NewGate(gc); err != nil {
 		return nil, err
 	}
+	if b.status, err = newLiveStatus(b.Node); err != nil {
+		return nil, err
+	}
+	if err := b.Node.Announce(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
 // ServeSimulation serves simulation_interfaces under /tcs on the bridge's
 // participant (SimServer), carrying the requests to ctl; resettable says
 // whether the world can be put back in its initial state
-// (ResetSimulation SCOPE_STATE). Close stops serving.
+// (ResetSimulation SCOPE_STATE). A request that takes effect publishes
+// /tcs/status at once with the run's new state. Close stops serving.
 func (b *Bridge) ServeSimulation(ctl *simcontrol.Controller, resettable bool) error {
 	if b.sim != nil {
 		return errors.New("ros2: the simulation services are served already")
 	}
-	s, err := NewSimServer(SimConf{Node: b.Node, Control: ctl, Resettable: resettable, Log: b.log})
+	conf := SimConf{Node: b.Node, Control: ctl, Resettable: resettable, Log: b.log}
+	if b.status != nil {
+		conf.Changed = func(rep simcontrol.Reply) { b.status.SetState(rep.State, rep.Time) }
+	}
+	s, err := NewSimServer(conf)
 	if err != nil {
 		return fmt.Errorf("ros2: simulation services: %w", err)
 	}
@@ -70,11 +82,26 @@ func (b *Bridge) ServeSimulation(ctl *simcontrol.Controller, resettable bool) er
 	return nil
 }
 
-// Close ends the simulation services, the gate and the participant.
+// PublishStatus takes the dispatch loop's live status (the driver's
+// StatusPublisher) and publishes it on /tcs/status when due
+// (bridge/livestatus). It does not allocate once its buffers have grown.
+func (b *Bridge) PublishStatus(st *simcontrol.Status) {
+	if b.status != nil {
+		b.status.Update(st)
+	}
+}
+
+// Close ends the simulation services, the gate and the participant, and
+// reports publications of the live status that failed.
 func (b *Bridge) Close() error {
 	var errs []error
 	if b.sim != nil {
 		b.sim.Close()
+	}
+	if s := b.status; s != nil {
+		if n := s.failed.Load(); n > 0 {
+			b.log.Warn().Int64("failed", n).Err(*s.err.Load()).Msg("ros2: publications of " + TopicStatus + " failed")
+		}
 	}
 	if b.Gate != nil {
 		b.Gate.Close()

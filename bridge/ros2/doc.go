@@ -39,7 +39,10 @@
 // once the client's reply reader (its clientid=...;) is matched. Each
 // request is served in its own goroutine, which carries it to the dispatch
 // loop through simcontrol.Controller.Do; Cyclone's listener thread only
-// writes to an eventfd.
+// writes to an eventfd. The run's live status goes out on /tcs/status
+// (status.go) as on ROS 1 (bridge/livestatus): a latched
+// diagnostic_msgs/msg/DiagnosticStatus, published at once when a service
+// changed the run's state.
 //
 // # Real ROS 2 nodes as the driver sees them (Jazzy, rmw_cyclonedds_cpp)
 //

@@ -39,6 +39,11 @@ type SimConf struct {
 	// ReplyWait bounds how long a reply waits for the client's reply
 	// reader to be matched; default 2 s.
 	ReplyWait time.Duration
+	// Changed, when not nil, is called with the dispatch loop's reply to
+	// every request other than a state query that took effect
+	// (simcontrol.Reply.TookEffect), before the reply is sent: the bridge
+	// publishes /tcs/status at once with the run's new state.
+	Changed func(simcontrol.Reply)
 }
 
 // The services and the action a SimServer serves, under its namespace.
@@ -331,7 +336,18 @@ func (s *SimServer) do(req simcontrol.Request) simcontrol.Reply {
 		ctx, cancel = context.WithTimeout(ctx, getTimeout)
 		defer cancel()
 	}
-	return s.conf.Control.Do(ctx, req)
+	rep := s.conf.Control.Do(ctx, req)
+	if req.Op != simcontrol.Get {
+		s.changed(rep)
+	}
+	return rep
+}
+
+// changed hands a reply that took effect to SimConf.Changed.
+func (s *SimServer) changed(rep simcontrol.Reply) {
+	if s.conf.Changed != nil && rep.TookEffect() {
+		s.conf.Changed(rep)
+	}
 }
 
 func result(rep simcontrol.Reply) rmsgs.Result {
@@ -560,6 +576,7 @@ func (s *SimServer) execute(g *goal) {
 		}
 	}()
 	rep := s.conf.Control.Do(s.ctx, simcontrol.Request{Op: simcontrol.Step, Steps: g.steps, Progress: g.onStep, Cancel: g.cancel})
+	s.changed(rep)
 	close(stepped)
 	<-fed
 	// Feedback and result travel on different topics, and rclpy's action

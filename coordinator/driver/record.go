@@ -23,10 +23,10 @@ const RecordFile = "run.mcap"
 const recordStatusEvery = 10_000_000
 
 // StatusPublisher is implemented by a Bridge that publishes the run's
-// live status (bridge/ros1: /tcs/status). The dispatch thread hands it the
-// status at virtual time 0, before the clients start, and then every
-// recordStatusEvery of virtual time, recording or not; it publishes as
-// often as it sees fit, and must neither block nor allocate.
+// live status (bridge/ros1 and bridge/ros2: /tcs/status). The dispatch
+// thread hands it the status at virtual time 0, before the clients start,
+// and then every recordStatusEvery of virtual time, recording or not; it
+// publishes as often as it sees fit, and must neither block nor allocate.
 type StatusPublisher interface {
 	PublishStatus(st *simcontrol.Status)
 }

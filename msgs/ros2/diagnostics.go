@@ -8,14 +8,15 @@ import (
 	"github.com/tcs-robotics/tcs/msgs/cdr"
 )
 
-// ErrROS1Frame reports a ROS 1 DiagnosticArray frame that does not parse.
-var ErrROS1Frame = errors.New("ros2: malformed ROS 1 diagnostic_msgs/DiagnosticArray frame")
+// ErrROS1Frame reports a ROS 1 DiagnosticArray or DiagnosticStatus frame
+// that does not parse.
+var ErrROS1Frame = errors.New("ros2: malformed ROS 1 diagnostic_msgs frame")
 
 // KeyValue is diagnostic_msgs/KeyValue.
 type KeyValue struct{ Key, Value string }
 
-// DiagnosticStatus is diagnostic_msgs/DiagnosticStatus.
-type DiagnosticStatus struct {
+// DiagnosticStatusMsg is diagnostic_msgs/DiagnosticStatus.
+type DiagnosticStatusMsg struct {
 	Level                     byte
 	Name, Message, HardwareID string
 	Values                    []KeyValue
@@ -24,7 +25,7 @@ type DiagnosticStatus struct {
 // DiagnosticArrayMsg is diagnostic_msgs/DiagnosticArray.
 type DiagnosticArrayMsg struct {
 	Header Header
-	Status []DiagnosticStatus
+	Status []DiagnosticStatusMsg
 }
 
 // AppendDiagnosticArray appends a diagnostic_msgs/DiagnosticArray sample.
@@ -33,18 +34,30 @@ func AppendDiagnosticArray(dst []byte, m *DiagnosticArrayMsg) []byte {
 	w.Begin(dst)
 	writeHeader(&w, m.Header.Stamp, m.Header.FrameID)
 	w.Len(len(m.Status))
-	for _, s := range m.Status {
-		w.Uint8(s.Level)
-		w.String(s.Name)
-		w.String(s.Message)
-		w.String(s.HardwareID)
-		w.Len(len(s.Values))
-		for _, kv := range s.Values {
-			w.String(kv.Key)
-			w.String(kv.Value)
-		}
+	for i := range m.Status {
+		writeStatus(&w, &m.Status[i])
 	}
 	return w.Buf
+}
+
+// AppendDiagnosticStatus appends a diagnostic_msgs/DiagnosticStatus sample.
+func AppendDiagnosticStatus(dst []byte, m *DiagnosticStatusMsg) []byte {
+	var w cdr.Writer
+	w.Begin(dst)
+	writeStatus(&w, m)
+	return w.Buf
+}
+
+func writeStatus(w *cdr.Writer, s *DiagnosticStatusMsg) {
+	w.Uint8(s.Level)
+	w.String(s.Name)
+	w.String(s.Message)
+	w.String(s.HardwareID)
+	w.Len(len(s.Values))
+	for _, kv := range s.Values {
+		w.String(kv.Key)
+		w.String(kv.Value)
+	}
 }
 
 // DecodeDiagnosticArray reads a diagnostic_msgs/DiagnosticArray sample.
@@ -55,14 +68,26 @@ func DecodeDiagnosticArray(sample []byte) (DiagnosticArrayMsg, error) {
 	m.Header = readHeader(&r)
 	n := r.Len(1 + 3*5 + 4)
 	for i := 0; i < n && r.Err() == nil; i++ {
-		s := DiagnosticStatus{Level: r.Uint8(), Name: r.String(), Message: r.String(), HardwareID: r.String()}
-		k := r.Len(10)
-		for j := 0; j < k && r.Err() == nil; j++ {
-			s.Values = append(s.Values, KeyValue{r.String(), r.String()})
-		}
-		m.Status = append(m.Status, s)
+		m.Status = append(m.Status, readStatus(&r))
 	}
 	return m, done(&r, DiagnosticArray)
+}
+
+// DecodeDiagnosticStatus reads a diagnostic_msgs/DiagnosticStatus sample.
+func DecodeDiagnosticStatus(sample []byte) (DiagnosticStatusMsg, error) {
+	var r cdr.Reader
+	r.Reset(sample)
+	m := readStatus(&r)
+	return m, done(&r, DiagnosticStatus)
+}
+
+func readStatus(r *cdr.Reader) DiagnosticStatusMsg {
+	s := DiagnosticStatusMsg{Level: r.Uint8(), Name: r.String(), Message: r.String(), HardwareID: r.String()}
+	k := r.Len(10)
+	for j := 0; j < k && r.Err() == nil; j++ {
+		s.Values = append(s.Values, KeyValue{r.String(), r.String()})
+	}
+	return s
 }
 
 // ros1Reader walks a ROS 1 frame body (little-endian, unaligned).
@@ -111,15 +136,42 @@ func stringBytes(w *cdr.Writer, s []byte) {
 	w.Buf = append(w.Buf, 0)
 }
 
+// ros1Body checks a ROS 1 frame's length prefix and returns a reader of
+// its body.
+func ros1Body(frame []byte) (ros1Reader, error) {
+	if len(frame) < 4 || int(binary.LittleEndian.Uint32(frame)) != len(frame)-4 {
+		return ros1Reader{}, ErrROS1Frame
+	}
+	return ros1Reader{b: frame[4:]}, nil
+}
+
+// transcodeStatus copies one DiagnosticStatus from r to w.
+func transcodeStatus(r *ros1Reader, w *cdr.Writer) error {
+	w.Uint8(r.byte1())
+	stringBytes(w, r.str())
+	stringBytes(w, r.str())
+	stringBytes(w, r.str())
+	k := r.u32()
+	if uint64(k)*8 > uint64(len(r.b)) {
+		return fmt.Errorf("%w: %d values in %d bytes", ErrROS1Frame, k, len(r.b))
+	}
+	w.Len(int(k))
+	for j := uint32(0); j < k && !r.bad; j++ {
+		stringBytes(w, r.str())
+		stringBytes(w, r.str())
+	}
+	return nil
+}
+
 // AppendDiagnosticsFromROS1 transcodes a ROS 1 diagnostic_msgs/DiagnosticArray
 // frame (length prefix included, as msgs.DiagWriter makes it) into a ROS 2
 // sample appended to dst; the ROS 1 header's seq is dropped. It does not
 // allocate once dst has room.
 func AppendDiagnosticsFromROS1(dst []byte, frame []byte) ([]byte, error) {
-	if len(frame) < 4 || int(binary.LittleEndian.Uint32(frame)) != len(frame)-4 {
-		return dst, ErrROS1Frame
+	r, err := ros1Body(frame)
+	if err != nil {
+		return dst, err
 	}
-	r := ros1Reader{b: frame[4:]}
 	var w cdr.Writer
 	w.Begin(dst)
 	r.u32() // seq
@@ -133,19 +185,29 @@ func AppendDiagnosticsFromROS1(dst []byte, frame []byte) ([]byte, error) {
 	}
 	w.Len(int(n))
 	for i := uint32(0); i < n && !r.bad; i++ {
-		w.Uint8(r.byte1())
-		stringBytes(&w, r.str())
-		stringBytes(&w, r.str())
-		stringBytes(&w, r.str())
-		k := r.u32()
-		if uint64(k)*8 > uint64(len(r.b)) {
-			return dst, fmt.Errorf("%w: %d values in %d bytes", ErrROS1Frame, k, len(r.b))
+		if err := transcodeStatus(&r, &w); err != nil {
+			return dst, err
 		}
-		w.Len(int(k))
-		for j := uint32(0); j < k && !r.bad; j++ {
-			stringBytes(&w, r.str())
-			stringBytes(&w, r.str())
-		}
+	}
+	if r.bad || len(r.b) != 0 {
+		return dst, ErrROS1Frame
+	}
+	return w.Buf, nil
+}
+
+// AppendDiagnosticStatusFromROS1 transcodes a ROS 1
+// diagnostic_msgs/DiagnosticStatus frame (length prefix included, as
+// msgs.DiagWriter makes it from BeginStatus) into a ROS 2 sample appended
+// to dst. It does not allocate once dst has room.
+func AppendDiagnosticStatusFromROS1(dst []byte, frame []byte) ([]byte, error) {
+	r, err := ros1Body(frame)
+	if err != nil {
+		return dst, err
+	}
+	var w cdr.Writer
+	w.Begin(dst)
+	if err := transcodeStatus(&r, &w); err != nil {
+		return dst, err
 	}
 	if r.bad || len(r.b) != 0 {
 		return dst, ErrROS1Frame

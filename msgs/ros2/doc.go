@@ -2,9 +2,9 @@
 // CDR codecs (built on msgs/cdr) of the ROS 2 messages tcs reads or writes
 // itself: rosgraph_msgs/Clock, std_msgs/Float64 and Float64MultiArray,
 // sensor_msgs/JointState and LaserScan, geometry_msgs/Twist, nav_msgs/Odometry,
-// diagnostic_msgs/DiagnosticArray, and rmw_dds_common/ParticipantEntitiesInfo
-// (the ros_discovery_info topic that makes a participant's nodes visible to
-// `ros2 node list`); the requests and responses of the simulation_interfaces
+// diagnostic_msgs/DiagnosticArray and DiagnosticStatus, and
+// rmw_dds_common/ParticipantEntitiesInfo (the ros_discovery_info topic that
+// makes a participant's nodes visible to `ros2 node list`); the requests and responses of the simulation_interfaces
 // services tcs serves and of its SimulateSteps action, with rmw_cyclonedds's
 // request header (simulation.go); and the RIHS01 type hashes of all these
 // types, which an endpoint carries in its USER_DATA from Iron on

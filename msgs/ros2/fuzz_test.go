@@ -2,6 +2,7 @@ package ros2
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 
 	"github.com/tcs-robotics/tcs/msgs"
@@ -41,6 +42,10 @@ func FuzzDecode(f *testing.F) {
 			{"DiagnosticArray", func(b []byte) ([]byte, error) {
 				m, err := DecodeDiagnosticArray(b)
 				return AppendDiagnosticArray(nil, &m), err
+			}},
+			{"DiagnosticStatus", func(b []byte) ([]byte, error) {
+				m, err := DecodeDiagnosticStatus(b)
+				return AppendDiagnosticStatus(nil, &m), err
 			}},
 			{"ParticipantInfo/Humble", func(b []byte) ([]byte, error) {
 				p, err := DecodeParticipantInfo(b, Humble)
@@ -125,22 +130,30 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// FuzzDiagnosticsFromROS1 feeds arbitrary ROS 1 frames to the transcoder:
-// no panic, and what it writes is a DiagnosticArray sample that decodes.
+// FuzzDiagnosticsFromROS1 feeds arbitrary ROS 1 frames to the transcoders:
+// no panic, and what they write is a DiagnosticArray (DiagnosticStatus)
+// sample that decodes.
 func FuzzDiagnosticsFromROS1(f *testing.F) {
 	var w msgs.DiagWriter
 	w.Begin(3, 2e9, 1)
 	w.Status(msgs.DiagWarn, "tcs: run", "x", "h", 1)
 	w.KV("k", []byte("v"))
 	f.Add(append([]byte(nil), w.End()...))
+	w.BeginStatus()
+	w.Status(msgs.DiagOK, "tcs", "playing", "", 1)
+	w.KV("state", []byte("playing"))
+	f.Add(append([]byte(nil), w.End()...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := AppendDiagnosticsFromROS1(nil, b)
-		if err != nil {
-			return
+		if out, err := AppendDiagnosticsFromROS1(nil, b); err == nil {
+			if _, err := DecodeDiagnosticArray(out); err != nil {
+				t.Fatalf("transcoded % x to % x, which does not decode as an array: %v", b, out, err)
+			}
 		}
-		if _, err := DecodeDiagnosticArray(out); err != nil {
-			t.Fatalf("transcoded % x to % x, which does not decode: %v", b, out, err)
+		if out, err := AppendDiagnosticStatusFromROS1(nil, b); err == nil {
+			if _, err := DecodeDiagnosticStatus(out); err != nil {
+				t.Fatalf("transcoded % x to % x, which does not decode as a status: %v", b, out, err)
+			}
 		}
 	})
 }
@@ -168,6 +181,43 @@ func TestDiagnosticsFromROS1(t *testing.T) {
 	}
 	if _, err := AppendDiagnosticsFromROS1(nil, frame[:len(frame)-1]); err == nil {
 		t.Error("a truncated frame was accepted")
+	}
+}
+
+// TestDiagnosticStatusFromROS1 transcodes a lone status as bridge/livestatus
+// makes it and reads it back; the transcoder does not allocate once its
+// buffer has grown, and refuses an array frame.
+func TestDiagnosticStatusFromROS1(t *testing.T) {
+	var w msgs.DiagWriter
+	w.BeginStatus()
+	w.Status(msgs.DiagWarn, "tcs", "playing, deadline misses", "", 2)
+	w.KV("state", []byte("playing"))
+	w.KV("real_time_factor", []byte("0.5"))
+	frame := append([]byte(nil), w.End()...)
+	out, err := AppendDiagnosticStatusFromROS1(nil, frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DiagnosticStatusMsg{Level: msgs.DiagWarn, Name: "tcs", Message: "playing, deadline misses",
+		Values: []KeyValue{{"state", "playing"}, {"real_time_factor", "0.5"}}}
+	if d, err := DecodeDiagnosticStatus(out); err != nil || !reflect.DeepEqual(d, want) {
+		t.Fatalf("%+v %v", d, err)
+	}
+	if !bytes.Equal(out, AppendDiagnosticStatus(nil, &want)) {
+		t.Errorf("transcoded % x, encoded % x", out, AppendDiagnosticStatus(nil, &want))
+	}
+	buf := make([]byte, 0, 1024)
+	if n := testing.AllocsPerRun(100, func() { buf, _ = AppendDiagnosticStatusFromROS1(buf[:0], frame) }); n != 0 {
+		t.Errorf("%v allocations per transcoding", n)
+	}
+	for _, bad := range [][]byte{frame[:len(frame)-1], append(append([]byte(nil), frame...), 0)} {
+		if _, err := AppendDiagnosticStatusFromROS1(nil, bad); err == nil {
+			t.Errorf("malformed frame % x accepted", bad)
+		}
+	}
+	w.Begin(1, 2e9, 0)
+	if _, err := AppendDiagnosticStatusFromROS1(nil, w.End()); err == nil {
+		t.Error("an array frame was accepted as a status")
 	}
 }
 

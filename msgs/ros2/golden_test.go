@@ -43,9 +43,11 @@ func goldenCases() map[string][]byte {
 			Twist: TwistMsg{Vector3{0.3, 0, 0}, Vector3{0, 0, -0.1}}, TwistCovariance: cov2}),
 		"laserscan": AppendLaserScan(nil, &LaserScanMsg{Header: Header{3_999_999_999, "laser"}, AngleMin: -1.5, AngleMax: 1.5,
 			AngleIncrement: 0.75, ScanTime: 0.1, RangeMin: 0.05, RangeMax: 30, Ranges: []float32{1, 2.5, 30, 0.125, 4}}),
-		"diagnostics": AppendDiagnosticArray(nil, &DiagnosticArrayMsg{Header: Header{2e9, ""}, Status: []DiagnosticStatus{
+		"diagnostics": AppendDiagnosticArray(nil, &DiagnosticArrayMsg{Header: Header{2e9, ""}, Status: []DiagnosticStatusMsg{
 			{Level: 0, Name: "tcs: run", Message: "consistent", HardwareID: "host", Values: []KeyValue{{"virtual_s", "1"}, {"drift_s", "0.00012"}}},
 			{Level: 1, Name: "tcs: arm/pd", Message: "running", HardwareID: "host"}}}),
+		"diagnostic_status": AppendDiagnosticStatus(nil, &DiagnosticStatusMsg{Level: 1, Name: "tcs", Message: "playing, deadline misses",
+			Values: []KeyValue{{"state", "playing"}, {"real_time_factor", "0.5"}}}),
 		"discovery_humble": AppendParticipantInfo(nil, Humble, pi),
 		"discovery_iron":   AppendParticipantInfo(nil, Iron, pi),
 	}
@@ -136,6 +138,10 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if d, err := DecodeDiagnosticArray(c["diagnostics"]); err != nil || len(d.Status) != 2 || d.Status[0].Values[1].Value != "0.00012" || d.Status[1].Level != 1 {
 		t.Errorf("diagnostics %+v %v", d, err)
+	}
+	if d, err := DecodeDiagnosticStatus(c["diagnostic_status"]); err != nil || d.Level != 1 || d.Name != "tcs" || d.HardwareID != "" ||
+		len(d.Values) != 2 || d.Values[1] != (KeyValue{"real_time_factor", "0.5"}) {
+		t.Errorf("diagnostic_status %+v %v", d, err)
 	}
 	for _, d := range []Distro{Humble, Iron} {
 		p, err := DecodeParticipantInfo(c["discovery_"+d.String()], d)

@@ -18,6 +18,7 @@ const (
 	Twist                   = "geometry_msgs/msg/Twist"
 	Odometry                = "nav_msgs/msg/Odometry"
 	DiagnosticArray         = "diagnostic_msgs/msg/DiagnosticArray"
+	DiagnosticStatus        = "diagnostic_msgs/msg/DiagnosticStatus"
 	ParticipantEntitiesInfo = "rmw_dds_common/msg/ParticipantEntitiesInfo"
 )
 

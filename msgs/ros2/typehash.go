@@ -46,6 +46,7 @@ var typeHashes = map[string]string{
 	Twist:                   "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a",
 	Odometry:                "RIHS01_3cc97dc7fb7502f8714462c526d369e35b603cfc34d946e3f2eda2766dfec6e0",
 	DiagnosticArray:         "RIHS01_5a8a36efb05fb25070fa0fb3810290c0e6cd4862b54a8fb975a1ee8dc55a333e",
+	DiagnosticStatus:        "RIHS01_b0e3e692ea2d54a8af2f4ef1930e81556a2db55216b771f8a7d2724ed47bf0e4",
 	ParticipantEntitiesInfo: "RIHS01_91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e",
 
 	Request(GetSimulatorFeatures):    "RIHS01_982b8c1adef1d556f6ecdc019d1269fc39413626a9222d73b4fc874bd798b7db",

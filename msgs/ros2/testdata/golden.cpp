@@ -102,6 +102,11 @@ int main() {
     c << static_cast<uint8_t>(1) << std::string("tcs: arm/pd") << std::string("running") << std::string("host");
     c << static_cast<uint32_t>(0);
   });
+  Emit("diagnostic_status", [](Cdr& c) {
+    c << static_cast<uint8_t>(1) << std::string("tcs") << std::string("playing, deadline misses") << std::string("");
+    c << static_cast<uint32_t>(2);
+    c << std::string("state") << std::string("playing") << std::string("real_time_factor") << std::string("0.5");
+  });
   for (int len : {24, 16}) {
     Emit(len == 24 ? "discovery_humble" : "discovery_iron", [len](Cdr& c) {
       auto gid = [&c, len](int seed) {

@@ -1,0 +1,149 @@
+// Package livestatus is the run's live status on the ROS graph, /tcs/status,
+// whatever the transport: what it says and how often, decided once, so that
+// `rostopic echo /tcs/status` and `ros2 topic echo /tcs/status` show the
+// same thing. A bridge gives a Publisher the function that sends a status
+// on its transport (bridge/ros1 as is, bridge/ros2 transcoded to CDR).
+//
+// The status is diagnostic_msgs/DiagnosticStatus, latched, so that a
+// viewer shows the last status at once, also while the run is paused, with
+// nothing to install. (The recording's full-rate series of the same
+// figures is tcs_msgs/RunStatus on record.TopicRunStatus: one name, one
+// type.)
+//
+// The status is named "tcs"; its message is the run's state; its level is
+// WARN once a client missed a deadline. Its values, in this order:
+//
+//	state               playing, paused, stopped or quitting
+//	virtual_s           the world's virtual time
+//	wall_s              wall time since virtual time began
+//	real_time_factor    virtual_s / wall_s
+//	drift_s             Δ at the last dispatch decision
+//	drift_max_recent_s  max Δ since the previous /tcs/status
+//	drift_max_s         max Δ over the run
+//	overhead_fraction   the coordinator's share of the CPU the run used
+//	deadline_misses     all clients' misses
+//	dispatches          dispatch decisions so far
+package livestatus
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/tcs-robotics/tcs/msgs"
+	"github.com/tcs-robotics/tcs/simcontrol"
+)
+
+// Topic is the live status's ROS topic.
+const Topic = "/tcs/status"
+
+// Name is the status's name (DiagnosticStatus.name).
+const Name = "tcs"
+
+// Publication period: at most one per EveryVirtual of virtual time and
+// one per EveryWall of wall time, whichever is less often (a fast run is
+// not flooded, a slow one not chatty); a change of state goes out at once.
+const (
+	EveryVirtual = 100_000_000 // ns
+	EveryWall    = 500_000_000 // ns
+)
+
+// values is how many key/value pairs a status carries.
+const values = 10
+
+// Publisher decides when the live status is due and builds it. The
+// dispatch loop hands it every status it makes (Update) and the control
+// services a new state (SetState); both may come at once, hence the lock,
+// under which write is called.
+type Publisher struct {
+	write func(frame []byte)
+
+	mu        sync.Mutex
+	last      simcontrol.Status
+	have      bool
+	lastT     int64 // virtual and wall time of the last publication
+	lastWall  int64
+	pubState  simcontrol.State // the state last published
+	driftMax  int64            // max Δ since the last publication
+	published int64
+	w         msgs.DiagWriter
+	num       []byte
+}
+
+// New returns a Publisher that sends each status with write: a ROS 1
+// diagnostic_msgs/DiagnosticStatus frame (msgs.DiagWriter's, length prefix
+// included), valid during the call. write runs on the dispatch thread: it
+// must neither block nor allocate.
+func New(write func(frame []byte)) *Publisher {
+	return &Publisher{write: write}
+}
+
+// Update takes the loop's status st and publishes it when due, or at once
+// when the state changed. It does not allocate once its buffers have
+// grown.
+func (p *Publisher) Update(st *simcontrol.Status) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.driftMax = max(p.driftMax, st.DriftMaxNs)
+	p.last = *st
+	if p.have && st.State == p.pubState && (st.TimeNs-p.lastT < EveryVirtual || st.WallNs-p.lastWall < EveryWall) {
+		return
+	}
+	p.have = true
+	p.publishLocked()
+}
+
+// SetState publishes the state a control request left the run in, at
+// virtual time t, at once: while the run is paused the loop makes no
+// status, and a user who paused it must see so.
+func (p *Publisher) SetState(state simcontrol.State, t int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last.State = state
+	p.last.TimeNs = max(p.last.TimeNs, t)
+	p.publishLocked()
+}
+
+func (p *Publisher) publishLocked() {
+	st := &p.last
+	p.lastT, p.lastWall, p.pubState = st.TimeNs, st.WallNs, st.State
+	level, msg := msgs.DiagOK, st.State.String()
+	if st.Misses > 0 {
+		level, msg = msgs.DiagWarn, msg+", deadline misses"
+	}
+	w := &p.w
+	w.BeginStatus()
+	w.Status(level, Name, msg, "", values)
+	p.num = append(p.num[:0], st.State.String()...)
+	w.KV("state", p.num)
+	p.seconds("virtual_s", st.TimeNs)
+	p.seconds("wall_s", st.WallNs)
+	p.float("real_time_factor", st.RealTimeFactor())
+	p.seconds("drift_s", st.DriftNs)
+	p.seconds("drift_max_recent_s", p.driftMax)
+	p.seconds("drift_max_s", st.DriftMaxRunNs)
+	p.float("overhead_fraction", st.OverheadFraction())
+	p.int("deadline_misses", st.Misses)
+	p.int("dispatches", st.Dispatches)
+	p.write(w.End())
+	p.driftMax = 0
+	p.published++
+}
+
+func (p *Publisher) seconds(k string, ns int64) { p.float(k, float64(ns)/1e9) }
+
+func (p *Publisher) float(k string, v float64) {
+	p.num = strconv.AppendFloat(p.num[:0], v, 'g', 9, 64)
+	p.w.KV(k, p.num)
+}
+
+func (p *Publisher) int(k string, v int64) {
+	p.num = strconv.AppendInt(p.num[:0], v, 10)
+	p.w.KV(k, p.num)
+}
+
+// Count is how many statuses were published.
+func (p *Publisher) Count() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.published
+}
