@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -150,7 +151,7 @@ func deliveryROS1(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 			return res, fmt.Errorf("bench delivery: subscribers not all connected after 20 s (gated: %d)", len(gated.Subscribers()))
 		}
 		gated.Write(msgs.AppendJointState(buf[:0], uint32(n), 0, "world", names, pos, pos, pos))
-		js := &sensor_msgs.JointState{Name: names, Position: pos, Velocity: pos, Effort: pos}
+		js := plainJointState(names, pos)
 		js.Header.Seq = uint32(n)
 		plain.Write(js)
 		time.Sleep(20 * time.Millisecond)
@@ -179,7 +180,7 @@ func deliveryROS1(w io.Writer, o DeliveryOpts) (DeliveryResult, error) {
 		callG = append(callG, t1-t0)
 		sentG[k] = t0
 
-		js := &sensor_msgs.JointState{Name: names, Position: pos, Velocity: pos, Effort: pos}
+		js := plainJointState(names, pos)
 		js.Header.Seq = uint32(k)
 		t2 := since()
 		plain.Write(js)
@@ -240,4 +241,12 @@ func jointNames(n int) []string {
 		names[j] = fmt.Sprintf("joint%d", j)
 	}
 	return names
+}
+
+// plainJointState is the message for goroslib's Publisher.Write, with
+// joints of its own: Write only queues it, and its writer goroutines
+// encode it later, while the bench already changes pos for the next one.
+func plainJointState(names []string, pos []float64) *sensor_msgs.JointState {
+	p := slices.Clone(pos)
+	return &sensor_msgs.JointState{Name: names, Position: p, Velocity: p, Effort: p}
 }

@@ -1,6 +1,10 @@
 // Package bench holds the benchmarks `tcs bench ...` runs on the real
 // mechanism: Dispatch measures the dispatch cycle of coordinator/driver
 // against the same cycle written in C, and how late a busy client is taken
-// back at the end of its quantum; Decision measures the pure policy's cost
-// per scheduling decision as the client count grows.
+// back at the end of its quantum; Delivery measures a gated ROS delivery
+// against goroslib's own publisher (and, with the ros2 tag, over ROS 2);
+// Decision measures the pure policy's cost per scheduling decision as the
+// client count grows; Activation runs whole scenarios (tcs run) with every
+// kind of client tcs supports and measures the coordinator's CPU per
+// activation and per dispatch of each, against native C.
 package bench

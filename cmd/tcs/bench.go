@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tcs-robotics/tcs/bench"
@@ -64,6 +69,54 @@ func benchDecision(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := bench.Decision(stdout, *d); err != nil {
 		fmt.Fprintf(stderr, "tcs bench decision: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// benchActivation runs `tcs bench activation`: the coordinator's CPU per
+// activation and per dispatch for every kind of client, at 4, 16 and 64
+// clients, on the pendulum.
+func benchActivation(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tcs bench activation", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := bench.ActivationOpts{Progress: stderr}
+	clients := fs.String("clients", "4,16,64", "client counts, comma-separated")
+	kinds := fs.String("kinds", strings.Join(bench.ActivationKinds, ","), "client kinds, comma-separated")
+	fs.DurationVar(&o.Duration, "duration", 3*time.Second, "virtual time of each run")
+	fs.DurationVar(&o.Period, "period", 10*time.Millisecond, "every controller's period")
+	fs.DurationVar(&o.Quantum, "quantum", time.Millisecond, "the runs' quantum q")
+	fs.DurationVar(&o.Step, "step", time.Millisecond, "the pendulum's step")
+	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
+	fs.StringVar(&o.Results, "results", "", `folder of the JSON results (default SRC/results/bench; "-": none)`)
+	fs.BoolVar(&o.Keep, "keep", false, "keep the runs' folder (a failed run keeps it anyway)")
+	fs.DurationVar(&o.Wait, "wait", 2*time.Minute, "wait this long for another run holding the simulation CPU")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tcs bench activation: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	for _, f := range strings.Split(*clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(stderr, "tcs bench activation: -clients %q: write counts like 4,16,64\n", *clients)
+			return 2
+		}
+		o.Clients = append(o.Clients, n)
+	}
+	for _, k := range strings.Split(*kinds, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			o.Kinds = append(o.Kinds, k)
+		}
+	}
+	// ^C or SIGTERM stops the run under way cleanly (tcs stops its
+	// clients) before the bench ends.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if _, err := bench.Activation(ctx, stdout, o); err != nil {
+		fmt.Fprintf(stderr, "tcs bench activation: %v\n", err)
 		return 1
 	}
 	return 0

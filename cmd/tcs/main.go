@@ -8,6 +8,7 @@
 //	tcs bench dispatch                    the dispatch cycle against C
 //	tcs bench delivery                    gated ROS 1 delivery against goroslib (and ROS 2, built with -tags ros2)
 //	tcs bench decision                    the policy's cost per decision at 4, 16 and 64 clients
+//	tcs bench activation                  the coordinator's CPU per activation, per kind of client
 //	tcs client NAME [ARGS]                a bundled client (pd, planner, ...)
 package main
 
@@ -50,6 +51,8 @@ usage:
   tcs bench dispatch [flags]      measure the dispatch cycle against the same cycle in C
   tcs bench delivery [flags]      gated ROS 1 delivery against goroslib's Publisher.Write, and ROS 2 against ROS 1 (-tags ros2)
   tcs bench decision [flags]      the pure policy's cost per scheduling decision at 4, 16 and 64 clients
+  tcs bench activation [flags]    the coordinator's CPU per activation and per dispatch, for every kind
+                                  of client (native C and Go, goroslib, roscpp, rospy, rclcpp, rclpy)
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
   tcs attach --name N [--robot R --period P --priority K --class C] -- CMD [ARGS]
                                   join a starting run as its client N (attach: true), e.g. as a
@@ -401,7 +404,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return benchDelivery(args[1:], stdout, stderr)
 	case len(args) > 0 && args[0] == "decision":
 		return benchDecision(args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "activation":
+		return benchActivation(args[1:], stdout, stderr)
 	}
-	fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch, delivery, decision")
+	fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch, delivery, decision, activation")
 	return 2
 }
