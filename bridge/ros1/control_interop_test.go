@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tcs-robotics/tcs/simcontrol"
+	"github.com/tcs-robotics/tcs/simcontrol/simcontroltest"
 	"github.com/tcs-robotics/tcs/test/rosenv"
 )
 
@@ -34,24 +35,24 @@ func TestInteropRosserviceControl(t *testing.T) {
 	env.MustRun(30*time.Second, "rosservice", "call", ServicePause)
 	for k := 1; k <= 3; k++ {
 		out := env.MustRun(30*time.Second, "rosservice", "call", ServiceStep)
-		want := "success: True\nmessage: \"" + virtualTimeText(int64(k)*fakeStep) + "\""
+		want := "success: True\nmessage: \"" + virtualTimeText(int64(k)*simcontroltest.StepNs) + "\""
 		if strings.TrimSpace(out) != want {
 			t.Fatalf("rosservice call %s #%d:\n%s\nwant:\n%s", ServiceStep, k, out, want)
 		}
 	}
 	env.MustRun(30*time.Second, "rosservice", "call", ServiceUnpause)
 	out := env.MustRun(30*time.Second, "rosservice", "call", ServiceStep)
-	if !strings.Contains(out, "success: False") || !strings.Contains(out, "step needs a paused run") {
+	if !strings.Contains(out, "success: False") || !strings.Contains(out, "not paused") {
 		t.Errorf("step of a playing run:\n%s", out)
 	}
-	l.refuse("the run has ended")
+	l.Refuse("the run has ended")
 	out, err := env.Run(30*time.Second, "rosservice", "call", ServicePause)
 	if err == nil || !strings.Contains(out, "responded with an error") || !strings.Contains(out, "the run has ended") {
 		t.Errorf("refused pause: err %v, output:\n%s", err, out)
 	}
-	ops, st, tm, steps := l.snapshot()
+	ops, st, tm, steps := l.Ops(), l.State(), l.Time(), l.Steps()
 	want := []simcontrol.Op{simcontrol.Pause, simcontrol.Step, simcontrol.Step, simcontrol.Step, simcontrol.Play, simcontrol.Step, simcontrol.Pause}
-	if strings.Join(opNames(ops), " ") != strings.Join(opNames(want), " ") || st != simcontrol.Playing || steps != 3 || tm != 3*fakeStep {
+	if strings.Join(opNames(ops), " ") != strings.Join(opNames(want), " ") || st != simcontrol.Playing || steps != 3 || tm != 3*simcontroltest.StepNs {
 		t.Fatalf("loop saw %v, ends %v at %d ns after %d steps; want %v, playing, 3 steps", ops, st, tm, steps, want)
 	}
 }
@@ -91,10 +92,10 @@ func TestInteropRospyStepsPersistent(t *testing.T) {
 	}
 	const n = 500
 	out := env.MustRun(60*time.Second, rosenv.Python, script, strconv.Itoa(n))
-	if !strings.Contains(out, "last "+virtualTimeText(n*fakeStep)+"\n") {
+	if !strings.Contains(out, "last "+virtualTimeText(n*simcontroltest.StepNs)+"\n") {
 		t.Fatalf("stepper output:\n%s", out)
 	}
-	if _, _, tm, steps := l.snapshot(); steps != n || tm != n*fakeStep {
+	if steps, tm := l.Steps(), l.Time(); steps != n || tm != n*simcontroltest.StepNs {
 		t.Fatalf("loop made %d steps to %d ns, want %d", steps, tm, n)
 	}
 	for _, line := range strings.Split(out, "\n") {
@@ -108,13 +109,14 @@ func TestInteropRospyStepsPersistent(t *testing.T) {
 // latched last one at once; a pause through rosservice shows in it.
 func TestInteropRostopicEchoStatus(t *testing.T) {
 	m, n, _ := graph(t)
-	l := startFakeLoop(t)
+	ctl := simcontrol.New()
+	simcontroltest.Start(t, ctl)
 	b := &Bridge{Node: n}
 	var err error
 	if b.status, err = newLiveStatus(n); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.ServeControl(l.ctl); err != nil {
+	if err := b.ServeControl(ctl); err != nil {
 		t.Fatal(err)
 	}
 	b.PublishStatus(&simcontrol.Status{State: simcontrol.Playing, TimeNs: 3e9, WallNs: 2e9, DriftNs: 150e3,

@@ -2,13 +2,11 @@ package ros1
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,101 +15,17 @@ import (
 
 	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/simcontrol"
+	"github.com/tcs-robotics/tcs/simcontrol/simcontroltest"
 )
-
-// fakeLoop answers a Controller as the dispatch loop would, without a
-// world: it starts paused at 0 and a step is 1 ms. It keeps the operations
-// it was asked for.
-type fakeLoop struct {
-	ctl  *simcontrol.Controller
-	done chan struct{}
-
-	mu      sync.Mutex
-	refusal string // when set, every request fails with it
-	ops     []simcontrol.Op
-	state   simcontrol.State
-	t       int64
-	steps   uint64
-}
-
-const fakeStep = 1_000_000
-
-func startFakeLoop(t *testing.T) *fakeLoop {
-	t.Helper()
-	l := &fakeLoop{ctl: simcontrol.New(), done: make(chan struct{}), state: simcontrol.Paused}
-	go func() {
-		defer close(l.done)
-		for req := range l.ctl.Requests() {
-			if req.Op == simcontrol.Stop {
-				req.Answer(simcontrol.Reply{Code: simcontrol.OK, State: simcontrol.Stopped, Time: l.now()})
-				l.ctl.Close()
-				return
-			}
-			req.Answer(l.answer(req))
-		}
-	}()
-	t.Cleanup(func() {
-		l.ctl.Do(context.Background(), simcontrol.Request{Op: simcontrol.Stop})
-		<-l.done
-	})
-	return l
-}
-
-func (l *fakeLoop) now() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.t
-}
-
-func (l *fakeLoop) answer(req *simcontrol.Request) simcontrol.Reply {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.ops = append(l.ops, req.Op)
-	if l.refusal != "" {
-		return simcontrol.Reply{Code: simcontrol.OperationFailed, Message: l.refusal, State: l.state, Time: l.t}
-	}
-	rep := simcontrol.Reply{Code: simcontrol.OK}
-	switch req.Op {
-	case simcontrol.Pause, simcontrol.Play:
-		want := map[simcontrol.Op]simcontrol.State{simcontrol.Pause: simcontrol.Paused, simcontrol.Play: simcontrol.Playing}[req.Op]
-		if l.state == want {
-			rep.Code = simcontrol.AlreadyInTargetState
-		}
-		l.state = want
-	case simcontrol.Step:
-		if l.state != simcontrol.Paused {
-			rep.Code, rep.Message = simcontrol.IncorrectState, "step needs a paused run"
-			break
-		}
-		l.t += int64(req.Steps) * fakeStep
-		l.steps += req.Steps
-		rep.Steps = req.Steps
-	default:
-		rep.Code = simcontrol.FeatureUnsupported
-	}
-	rep.State, rep.Time = l.state, l.t
-	return rep
-}
-
-func (l *fakeLoop) refuse(why string) {
-	l.mu.Lock()
-	l.refusal = why
-	l.mu.Unlock()
-}
-
-func (l *fakeLoop) snapshot() ([]simcontrol.Op, simcontrol.State, int64, uint64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]simcontrol.Op(nil), l.ops...), l.state, l.t, l.steps
-}
 
 // controlGraph is a master, the bridge's node serving the control services
 // and a fake loop answering them.
-func controlGraph(t *testing.T) (*master.Master, *Node, *fakeLoop) {
+func controlGraph(t *testing.T) (*master.Master, *Node, *simcontroltest.Loop) {
 	t.Helper()
 	m, n, _ := graph(t)
-	l := startFakeLoop(t)
-	if err := (&Bridge{Node: n}).ServeControl(l.ctl); err != nil {
+	ctl := simcontrol.New()
+	l := simcontroltest.Start(t, ctl)
+	if err := (&Bridge{Node: n}).ServeControl(ctl); err != nil {
 		t.Fatal(err)
 	}
 	return m, n, l
@@ -160,7 +74,7 @@ func TestServiceWire(t *testing.T) {
 		if _, err := c.Write([]byte{0, 0, 0, 0}); err != nil { // TriggerRequest: empty
 			t.Fatal(err)
 		}
-		msg := virtualTimeText(int64(k) * fakeStep)
+		msg := virtualTimeText(int64(k) * simcontroltest.StepNs)
 		wantResp := append([]byte{1}, binary.LittleEndian.AppendUint32(nil, uint32(5+len(msg)))...)
 		wantResp = appendTriggerResponse(wantResp, true, msg)
 		got := make([]byte, len(wantResp))
@@ -171,8 +85,8 @@ func TestServiceWire(t *testing.T) {
 			t.Fatalf("call %d: response %q, want %q", k, got, wantResp)
 		}
 	}
-	if _, _, tm, steps := l.snapshot(); steps != 3 || tm != 3*fakeStep {
-		t.Fatalf("loop made %d steps to %d ns, want 3 to %d", steps, tm, 3*fakeStep)
+	if steps, tm := l.Steps(), l.Time(); steps != 3 || tm != 3*simcontroltest.StepNs {
+		t.Fatalf("loop made %d steps to %d ns, want 3 to %d", steps, tm, 3*simcontroltest.StepNs)
 	}
 }
 
@@ -210,20 +124,20 @@ func TestServiceEmptyAndFailure(t *testing.T) {
 	}
 	sc, _ := dialService(t, n, map[string]string{"callerid": "/wire", "service": ServiceStep, "md5sum": "*"})
 	ok, body := callRaw(t, sc)
-	want := appendTriggerResponse(nil, false, "step refused: step needs a paused run (run playing at "+virtualTimeText(0)+")")
+	want := appendTriggerResponse(nil, false, "step refused: not paused (run playing at "+virtualTimeText(0)+")")
 	if ok != 1 || !bytes.Equal(body, want) {
 		t.Fatalf("step of a playing run: ok %d body %q, want %q", ok, body, want)
 	}
-	l.refuse("the run has ended")
+	l.Refuse("the run has ended")
 	ok, body = callRaw(t, c)
 	if ok != 0 || !strings.Contains(string(body), "the run has ended") {
 		t.Fatalf("refused unpause: ok %d body %q, want failure with the reason", ok, body)
 	}
-	l.refuse("")
+	l.Refuse("")
 	if ok, body := callRaw(t, c); ok != 1 || len(body) != 0 {
 		t.Fatalf("unpause after a failure on the same connection: ok %d body %q", ok, body)
 	}
-	if ops, st, _, steps := l.snapshot(); st != simcontrol.Playing || steps != 0 || len(ops) != 5 {
+	if ops, st, steps := l.Ops(), l.State(), l.Steps(); st != simcontrol.Playing || steps != 0 || len(ops) != 5 {
 		t.Fatalf("loop: ops %v state %v steps %d", ops, st, steps)
 	}
 }
@@ -249,7 +163,7 @@ func TestServiceHandshakes(t *testing.T) {
 			t.Errorf("%s: connection not closed after the header: %v", tc.name, err)
 		}
 	}
-	if ops, _, _, _ := l.snapshot(); len(ops) != 0 {
+	if ops := l.Ops(); len(ops) != 0 {
 		t.Fatalf("refused handshakes reached the loop: %v", ops)
 	}
 }
@@ -269,12 +183,12 @@ func TestServiceFromGoroslib(t *testing.T) {
 		if err := sc.Call(&std_srvs.TriggerReq{}, &res); err != nil {
 			t.Fatal(err)
 		}
-		if !res.Success || res.Message != virtualTimeText(int64(k)*fakeStep) {
+		if !res.Success || res.Message != virtualTimeText(int64(k)*simcontroltest.StepNs) {
 			t.Fatalf("step %d: %+v", k, res)
 		}
 	}
-	if _, _, tm, _ := l.snapshot(); tm != 5*fakeStep {
-		t.Fatalf("loop at %d ns, want %d", tm, 5*fakeStep)
+	if tm := l.Time(); tm != 5*simcontroltest.StepNs {
+		t.Fatalf("loop at %d ns, want %d", tm, 5*simcontroltest.StepNs)
 	}
 }
 
