@@ -122,6 +122,15 @@ func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap
 			if errors.Is(err, io.EOF) && out.Complete {
 				return out, nil
 			}
+			if errors.Is(err, mcap.ErrRecordTooLarge) && limit < maxRecord {
+				// The record claims more bytes than the whole file holds:
+				// the file ends inside it (a killed run's, inside the chunk
+				// it was writing) or its length is corrupt; either way what
+				// came before it is read, and it is not.
+				err = fmt.Errorf("the last record is cut short: %w", err)
+				out.TruncatedErr = err
+				return out, nil
+			}
 			if !isTruncation(err) {
 				return out, fmt.Errorf("%s: after %d messages: %w", path, out.Messages, err)
 			}
