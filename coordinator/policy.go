@@ -989,6 +989,27 @@ func (p *Policy) BoundaryClock(c int, t int64) bool {
 	return true
 }
 
+// DeliverClock is the clock rule for a message between clients (KindDeliver)
+// handed to ROS client c at its progress now: whether c's private clock
+// gets now first, so that it reads the message at a time no earlier than
+// its stamp. Not for a periodic rcl-based node (Conf.RCLClocks) outside
+// free mode: its clock moves only when it is released for an activation.
+// rcl waits the ROS time left to a timer's next call as a wall-clock
+// timeout, and a clock a few µs short of the call turns that wait into a
+// busy loop that never blocks, so the node is never idle again to be
+// released and spins to the end of the run. Its message callback reads the
+// clock of its last activation, at most a period older, as its sample
+// callbacks do. (rospy waits for the clock's next sample; roscpp polls
+// every 1 ms of wall time, which the hold-over rule knows.)
+func (p *Policy) DeliverClock(c int, now int64) bool {
+	cl := &p.clients[c]
+	if cl.conf.API != ROS || (p.conf.RCLClocks && cl.conf.Class == Periodic && p.conf.Mode != Free) {
+		return false
+	}
+	cl.clockAt = now
+	return true
+}
+
 // HoldOver is the hold-over rule's question. A ROS client's library may
 // wait for its clock in short wall-clock sleeps (roscpp polls every 1 ms
 // until sim time moves), and any client may wait on the host (a page

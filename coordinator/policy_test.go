@@ -574,3 +574,31 @@ func TestSplitCapsWhatRanWhileAway(t *testing.T) {
 		}
 	}
 }
+
+// A message between clients moves a best-effort ROS node's clock to its
+// progress; a periodic rcl-based one's only at its releases; a native
+// client has none.
+func TestDeliverClock(t *testing.T) {
+	conf := Conf{Mode: Consistent, Quantum: ms, Step: ms, Duration: 10 * ms, Robots: 1, RCLClocks: true,
+		Clients: []ClientConf{
+			{Name: "pd", Robot: 0, Priority: 20, Class: Periodic, Period: 10 * ms, API: ROS},
+			{Name: "planner", Robot: 0, Priority: 10, Class: BestEffort, API: ROS},
+			{Name: "native", Robot: 0, Priority: 5, Class: BestEffort, API: Native},
+		}}
+	p, err := New(conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, want := range []bool{false, true, false} {
+		if got := p.DeliverClock(c, 9_999_000); got != want {
+			t.Errorf("%s: DeliverClock = %v, want %v", conf.Clients[c].Name, got, want)
+		}
+	}
+	conf.RCLClocks = false // ROS 1
+	if p, err = New(conf, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !p.DeliverClock(0, 9_999_000) {
+		t.Error("a periodic ROS 1 node: DeliverClock = false, want true")
+	}
+}

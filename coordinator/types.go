@@ -146,6 +146,10 @@ type Conf struct {
 	// ContinueOnExit keeps the run going when a client exits; by default the
 	// run finishes.
 	ContinueOnExit bool
+	// RCLClocks: the ROS clients are rcl-based (ROS 2): a timer on ROS time
+	// waits the ROS time left to its next call as a wall-clock timeout
+	// (see Policy.DeliverClock).
+	RCLClocks bool
 	// LateCap is how late a slice may end, or how long a client may run on
 	// while the coordinator is away, before the excess counts as the host's
 	// (a hypervisor holding the vCPU): it is then not charged, and the

@@ -269,7 +269,7 @@ func (r *runner) appendFrame(dst, body []byte) []byte {
 func (r *runner) deliverMsg(a coordinator.Action) {
 	c := r.clients[a.Client]
 	m := &r.msgBuf[a.Slot]
-	if c.ros {
+	if r.pol.DeliverClock(a.Client, a.Now) {
 		r.bridge.ClientClock(a.Client, a.Now)
 	}
 	if r.bridge.RelayTo(m.relay, a.Client, m.frame) {

@@ -325,6 +325,7 @@ func (r *runner) prepare() error {
 		RTF:            sc.Free.RTF,
 		MaxRTF:         sc.MaxRTF,
 		ContinueOnExit: sc.OnExit == config.OnExitContinue,
+		RCLClocks:      sc.ROS.Transport == config.TransportROS2,
 	}
 	if sc.Actuation == config.ActuationHold {
 		pc.Actuation = coordinator.Hold
