@@ -2,6 +2,7 @@ package msgs
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/diagnostic_msgs"
 )
@@ -58,6 +59,34 @@ func (w *DiagWriter) KV(key string, value []byte) {
 	w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(len(value)))
 	w.buf = append(w.buf, value...)
 }
+
+// KVString appends a key/value pair whose value is a string.
+func (w *DiagWriter) KVString(key, value string) {
+	w.buf = appendString(w.buf, key)
+	w.buf = appendString(w.buf, value)
+}
+
+// KVInt appends a key/value pair whose value is v in decimal.
+func (w *DiagWriter) KVInt(key string, v int64) {
+	w.buf = appendString(w.buf, key)
+	at := len(w.buf)
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, 0)
+	w.buf = strconv.AppendInt(w.buf, v, 10)
+	binary.LittleEndian.PutUint32(w.buf[at:], uint32(len(w.buf)-at-4))
+}
+
+// KVFloat appends a key/value pair whose value is v to 9 significant
+// digits.
+func (w *DiagWriter) KVFloat(key string, v float64) {
+	w.buf = appendString(w.buf, key)
+	at := len(w.buf)
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, 0)
+	w.buf = strconv.AppendFloat(w.buf, v, 'g', 9, 64)
+	binary.LittleEndian.PutUint32(w.buf[at:], uint32(len(w.buf)-at-4))
+}
+
+// KVSeconds appends a key/value pair whose value is ns in seconds.
+func (w *DiagWriter) KVSeconds(key string, ns int64) { w.KVFloat(key, float64(ns)/1e9) }
 
 // End finishes the frame and returns it (valid until the next Begin).
 func (w *DiagWriter) End() []byte {

@@ -120,3 +120,24 @@ func TestDiagWriterStatusMatchesGoroslib(t *testing.T) {
 		t.Fatalf("frame:\n got %x\nwant %x", got, exp)
 	}
 }
+
+// KVInt, KVFloat, KVSeconds and KVString write what KV writes with the
+// value formatted (decimal; 9 significant digits).
+func TestDiagWriterTypedKV(t *testing.T) {
+	var a, b DiagWriter
+	a.BeginStatus()
+	a.Status(0, "tcs", "playing", "", 4)
+	a.KVString("state", "playing")
+	a.KVInt("n", -42)
+	a.KVFloat("f", 0.123456789123)
+	a.KVSeconds("s", 1_500_000_000)
+	b.BeginStatus()
+	b.Status(0, "tcs", "playing", "", 4)
+	b.KV("state", []byte("playing"))
+	b.KV("n", []byte("-42"))
+	b.KV("f", []byte("0.123456789"))
+	b.KV("s", []byte("1.5"))
+	if got, want := a.End(), b.End(); !bytes.Equal(got, want) {
+		t.Fatalf("typed:\n%x\nwant:\n%x", got, want)
+	}
+}

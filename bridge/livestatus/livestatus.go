@@ -1,7 +1,6 @@
 package livestatus
 
 import (
-	"strconv"
 	"sync"
 
 	"github.com/tcs-robotics/tcs/msgs"
@@ -41,7 +40,6 @@ type Publisher struct {
 	driftMax  int64            // max Δ since the last publication
 	published int64
 	w         msgs.DiagWriter
-	num       []byte
 }
 
 // New returns a Publisher that sends each status with write: a ROS 1
@@ -88,32 +86,19 @@ func (p *Publisher) publishLocked() {
 	w := &p.w
 	w.BeginStatus()
 	w.Status(level, Name, msg, "", values)
-	p.num = append(p.num[:0], st.State.String()...)
-	w.KV("state", p.num)
-	p.seconds("virtual_s", st.TimeNs)
-	p.seconds("wall_s", st.WallNs)
-	p.float("real_time_factor", st.RealTimeFactor())
-	p.seconds("drift_s", st.DriftNs)
-	p.seconds("drift_max_recent_s", p.driftMax)
-	p.seconds("drift_max_s", st.DriftMaxRunNs)
-	p.float("overhead_fraction", st.OverheadFraction())
-	p.int("deadline_misses", st.Misses)
-	p.int("dispatches", st.Dispatches)
+	w.KVString("state", st.State.String())
+	w.KVSeconds("virtual_s", st.TimeNs)
+	w.KVSeconds("wall_s", st.WallNs)
+	w.KVFloat("real_time_factor", st.RealTimeFactor())
+	w.KVSeconds("drift_s", st.DriftNs)
+	w.KVSeconds("drift_max_recent_s", p.driftMax)
+	w.KVSeconds("drift_max_s", st.DriftMaxRunNs)
+	w.KVFloat("overhead_fraction", st.OverheadFraction())
+	w.KVInt("deadline_misses", st.Misses)
+	w.KVInt("dispatches", st.Dispatches)
 	p.write(w.End())
 	p.driftMax = 0
 	p.published++
-}
-
-func (p *Publisher) seconds(k string, ns int64) { p.float(k, float64(ns)/1e9) }
-
-func (p *Publisher) float(k string, v float64) {
-	p.num = strconv.AppendFloat(p.num[:0], v, 'g', 9, 64)
-	p.w.KV(k, p.num)
-}
-
-func (p *Publisher) int(k string, v int64) {
-	p.num = strconv.AppendInt(p.num[:0], v, 10)
-	p.w.KV(k, p.num)
 }
 
 // Count is how many statuses were published.

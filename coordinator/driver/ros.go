@@ -3,7 +3,6 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -335,12 +334,12 @@ func (r *runner) diagnostics(t int64) {
 		level, msg = msgs.DiagWarn, "deadline misses"
 	}
 	d.Status(level, "tcs: run", msg, r.hwid, 6)
-	r.kvSeconds("virtual_s", t)
-	r.kvSeconds("drift_s", r.pol.Drift())
-	r.kvSeconds("drift_max_s", r.drift.Max())
-	r.kvFloat("overhead_fraction", frac)
-	r.kvInt("dispatches", r.pol.Dispatches())
-	r.kvInt("deadline_misses", r.missesAll)
+	r.diagW.KVSeconds("virtual_s", t)
+	r.diagW.KVSeconds("drift_s", r.pol.Drift())
+	r.diagW.KVSeconds("drift_max_s", r.drift.Max())
+	r.diagW.KVFloat("overhead_fraction", frac)
+	r.diagW.KVInt("dispatches", r.pol.Dispatches())
+	r.diagW.KVInt("deadline_misses", r.missesAll)
 	for i, c := range r.clients {
 		st := r.pol.Stats(i)
 		level = msgs.DiagOK
@@ -351,30 +350,18 @@ func (r *runner) diagnostics(t int64) {
 			level = msgs.DiagError
 		}
 		d.Status(level, c.diagName, st.State, r.hwid, 6)
-		r.kvSeconds("progress_s", st.Progress)
-		r.kvSeconds("cpu_s", c.ran)
-		r.kvInt("activations", st.Activations)
-		r.kvInt("deadline_misses", st.Misses)
+		r.diagW.KVSeconds("progress_s", st.Progress)
+		r.diagW.KVSeconds("cpu_s", c.ran)
+		r.diagW.KVInt("activations", st.Activations)
+		r.diagW.KVInt("deadline_misses", st.Misses)
 		leak := int64(0)
 		if c.exit == nil {
 			leak = c.leak(c.proc.CPU(), r.mech.Unsettled(c.proc))
 		}
-		r.kvSeconds("leak_s", leak)
-		r.kvInt("deliveries", st.Deliveries)
+		r.diagW.KVSeconds("leak_s", leak)
+		r.diagW.KVInt("deliveries", st.Deliveries)
 	}
 	frame := d.End()
 	r.bridge.Diagnostics(frame)
 	r.recDiag(t, frame) // recording
-}
-
-func (r *runner) kvSeconds(k string, ns int64) { r.kvFloat(k, float64(ns)/1e9) }
-
-func (r *runner) kvFloat(k string, v float64) {
-	r.scratch = strconv.AppendFloat(r.scratch[:0], v, 'g', 9, 64)
-	r.diagW.KV(k, r.scratch)
-}
-
-func (r *runner) kvInt(k string, v int64) {
-	r.scratch = strconv.AppendInt(r.scratch[:0], v, 10)
-	r.diagW.KV(k, r.scratch)
 }

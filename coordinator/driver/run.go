@@ -169,7 +169,6 @@ type runner struct {
 	diagEvery int64
 	diagNext  int64
 	hwid      string
-	scratch   []byte
 	loopCPU0  int64 // the dispatch thread's CPU clock when the loop began
 	threadClk int32 // the dispatch thread's CPU clock (Mechanism.ThreadClock)
 	loopDet0  int64 // the detector's CPU then
