@@ -488,13 +488,12 @@ func TestROS2RealPlanner(t *testing.T) {
 		periods, c.Activations, c.DeadlineMisses, p.CPUS, s.Relayed, got, s.DriftP99S*1e6)
 }
 
-// The run as a user sees it from another shell: tcs says what to export
-// (if anything); with only that and the usual environment, `ros2 node
-// list` shows tcs and its client, `ros2 topic list` the run's topics, and
-// `ros2 topic echo /clock` gets the clock.
-func TestROS2GraphFromAnotherShell(t *testing.T) {
-	env, tcs, rclcpp := ros2Real(t)
-	path := ros2Scenario(t, "ros2-graph", "60s", 5*time.Millisecond,
+// ros2WallPacedRun is the scenario of a minute-long run at the wall
+// clock's pace (max_rtf 1) of an rclcpp timer node at 200 Hz: a run to
+// look at from another shell while it goes on.
+func ros2WallPacedRun(t *testing.T, name, rclcpp string) string {
+	t.Helper()
+	path := ros2Scenario(t, name, "60s", 5*time.Millisecond,
 		[]string{rclcpp, "--ros-args", "-p", "rate:=200.0", "-p", "pattern:=timer"}, "")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -503,6 +502,16 @@ func TestROS2GraphFromAnotherShell(t *testing.T) {
 	if err := os.WriteFile(path, append([]byte("max_rtf: 1\n"), b...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// The run as a user sees it from another shell: tcs says what to export
+// (if anything); with only that and the usual environment, `ros2 node
+// list` shows tcs and its client, `ros2 topic list` the run's topics, and
+// `ros2 topic echo /clock` gets the clock.
+func TestROS2GraphFromAnotherShell(t *testing.T) {
+	env, tcs, rclcpp := ros2Real(t)
+	path := ros2WallPacedRun(t, "ros2-graph", rclcpp)
 	run := env.Start(tcs, "run", path, "--out", t.TempDir(), "--quiet", "--wait", "2m")
 	export := toolExport(t, run)
 	time.Sleep(3 * time.Second) // the clients connected; virtual time runs

@@ -46,15 +46,7 @@ func ros2Statuses(out string) []map[string]string {
 // hash.
 func TestROS2LiveStatus(t *testing.T) {
 	env, tcs, rclcpp := ros2Real(t)
-	path := ros2Scenario(t, "ros2-status", "60s", 5*time.Millisecond,
-		[]string{rclcpp, "--ros-args", "-p", "rate:=200.0", "-p", "pattern:=timer"}, "")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append([]byte("max_rtf: 1\n"), b...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := ros2WallPacedRun(t, "ros2-status", rclcpp)
 	out := t.TempDir()
 	run := env.Start(tcs, "run", path, "--out", out, "--quiet", "--no-record", "--wait", "2m")
 	export := toolExport(t, run)
@@ -80,30 +72,10 @@ func TestROS2LiveStatus(t *testing.T) {
 	if len(msgs) < 4 {
 		t.Fatalf("%d statuses in 3 s of ros2 topic echo:\n%s", len(msgs), stream)
 	}
-	prevV, prevWall := -1.0, -1.0
-	var walls []float64
-	for i, m := range msgs {
-		v, err1 := strconv.ParseFloat(m["virtual_s"], 64)
-		wall, err2 := strconv.ParseFloat(m["wall_s"], 64)
-		rtf, err3 := strconv.ParseFloat(m["real_time_factor"], 64)
-		ov, err4 := strconv.ParseFloat(m["overhead_fraction"], 64)
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || m["state"] != "playing" || !strings.HasPrefix(m["message"], "playing") ||
-			len(m) != 11 {
-			t.Fatalf("status %d: %v", i, m)
-		}
-		// The first is the latched one: of before the echo started.
-		if i > 0 && (v <= prevV || rtf <= 0 || rtf > 1.05 || ov <= 0 || ov >= 1) {
-			t.Errorf("status %d: virtual %g after %g, RTF %g, overhead %g", i, v, prevV, rtf, ov)
-		}
-		if i > 1 && (wall-prevWall < 0.5 || wall-prevWall > 0.75) {
-			t.Errorf("status %d: %.3f s of wall after the previous, want 0.5 s (at most 2 a second)", i, wall-prevWall)
-		}
-		walls = append(walls, wall)
-		prevV, prevWall = v, wall
-	}
+	last, walls := checkLiveStatuses(t, msgs, 1)
 	first, _ := strconv.ParseFloat(once[0]["virtual_s"], 64)
-	if prevV <= first {
-		t.Errorf("virtual time %g s in the last status, %g s in the first read", prevV, first)
+	if last <= first {
+		t.Errorf("virtual time %g s in the last status, %g s in the first read", last, first)
 	}
 	t.Logf("%d statuses streamed, at wall_s %v; last: %v", len(msgs), walls, msgs[len(msgs)-1])
 
