@@ -28,6 +28,7 @@ FUZZLOG=${FUZZLOG:-/tmp/tcs-fuzz-$(date +%Y%m%d-%H%M%S)}
 TARGETS="
 bridge/ros1 FuzzReadFrames
 bridge/ros1 FuzzReadHeader
+bridge/ros1 FuzzReadServiceRequest
 msgs FuzzDecodeScalars
 msgs FuzzDecodeFloat64MultiArray
 msgs/cdr FuzzReader
