@@ -16,7 +16,7 @@ import (
 // The fields each mapping of the schema may have, in the order the
 // "valid fields are" hint lists them.
 var (
-	scenarioFields = []string{"name", "mode", "duration", "quantum", "cpu", "base_priority", "actuation",
+	scenarioFields = []string{"name", "mode", "duration", "quantum", "cpu", "base_priority", "user", "actuation",
 		"compensation", "wall_limit", "stall_timeout", "max_rtf", "on_exit", "free", "ros", "dynamics", "robots"}
 	freeFields     = []string{"rtf"}
 	rosFields      = []string{"master", "startup_timeout", "diagnostics_period", "relay", "transport", "distro"}
@@ -447,6 +447,9 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 	f, ok := d.fields(root, "", scenarioFields)
 	if !ok {
 		return
+	}
+	if n := f["user"]; n != nil {
+		d.str(n, "user", &s.User, "alice")
 	}
 	if n := f["name"]; n != nil {
 		d.str(n, "name", &s.Name, "pendulum")

@@ -43,6 +43,11 @@ type Scenario struct {
 	CPU int `yaml:"cpu"`
 	// BasePriority is the SCHED_FIFO base B (default 80; 4..99).
 	BasePriority int `yaml:"base_priority"`
+	// User is whom the clients tcs starts run as: a user name or uid.
+	// Default: the user who invoked tcs (through sudo: SUDO_UID). Clients
+	// run without real-time privileges or capabilities unless this names
+	// root.
+	User string `yaml:"user"`
 	// Actuation: exact (default) or hold.
 	Actuation Actuation `yaml:"actuation"`
 	// Compensation turns on timer error compensation (paper 004 §3.8).

@@ -35,6 +35,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Clients that run as another user (privilege_test.go) exec tcs's
+	// trampoline from here.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	tcsBin = filepath.Join(dir, "tcs")
 	build := exec.Command("go", "build", "-o", tcsBin, "../cmd/tcs")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -203,6 +203,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	quiet := fs.Bool("quiet", false, "no live status line")
 	duration := fs.String("duration", "", "override the scenario's virtual duration (e.g. 100s)")
 	noRecord := fs.Bool("no-record", false, "do not record DIR/run.mcap")
+	user := fs.String("user", "", "run the clients as this user (name or uid; default: who invoked tcs, through sudo SUDO_UID); root keeps its privileges only when named")
 	paused := fs.Bool("paused", false, "start paused at virtual time 0: the world waits for a play or step request (ROS services under /tcs)")
 	file, rest := splitFile(dropROSArgs(args))
 	if err := fs.Parse(rest); err != nil {
@@ -268,7 +269,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	// the bridge's services.
 	ctl := simcontrol.New()
 	rc := driver.RunConf{Scenario: sc, OutDir: *out, Stop: stop, Log: &logger, LockTimeout: *wait, NoRecord: *noRecord,
-		Control: ctl, Paused: *paused}
+		Control: ctl, Paused: *paused, User: *user, Notices: stderr}
 	if !*quiet {
 		rc.Status = stderr
 	}

@@ -49,7 +49,18 @@ type Conf struct {
 	// DetectorLog receives the block detector's stderr. Default: discarded
 	// unless LogDir is set explicitly, then LogDir/detector.log.
 	DetectorLog string
+	// User is whom spawned clients run as, and whether they keep root's
+	// privileges (see Spawn). Nil: as tcs itself, with its privileges.
+	User *ClientUser
 }
+
+// CgroupNotes says what of the clients' cgroups could not be set up, and
+// what the run loses by it (for the log, at start).
+func (m *Mechanism) CgroupNotes() []string { return m.cg.Notes() }
+
+// Leftovers is how many processes Close found, and killed, in the run's
+// cgroups once the clients had ended.
+func (m *Mechanism) Leftovers() int { return m.leftovers }
 
 // Tags at or above TagReserved are the mechanism's own.
 const TagReserved = uint64(1) << 32
@@ -88,6 +99,11 @@ type Mechanism struct {
 	tid    int
 	others []int // the non-simulation online CPUs
 	lock   *linux.CPULock
+	// cg holds the spawned clients and all they start (Spawn, Close).
+	cg *linux.RunCgroups
+	// leftovers counts the processes Close found in cg after the clients
+	// had ended: descendants that had left their process groups.
+	leftovers int
 	// zombies are the clients Reap left for Close to reap.
 	zombies []int
 
@@ -279,6 +295,7 @@ func New(conf Conf) (m *Mechanism, err error) {
 			m.Close()
 		}
 	}()
+	m.cg = linux.NewRunCgroups(os.Getpid(), conf.CPU)
 	// A P must always be free when the dispatch thread returns from a
 	// syscall (notes/linux-limits.md, hazards 2 and 4).
 	runtime.GOMAXPROCS(max(4, len(online)))
@@ -1443,6 +1460,11 @@ func (m *Mechanism) Close() error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// What is left descends from a client and left its process group
+	// (a daemon, a setsid'd grandchild of roslaunch): the cgroups end it.
+	n, err := m.cg.Kill()
+	m.leftovers = n
+	errs = append(errs, err, m.cg.Remove())
 	all := append([]int{m.conf.CPU}, m.others...)
 	if err := linux.SetAffinity(0, all...); err != nil {
 		errs = append(errs, fmt.Errorf("close: unpin coordinator thread: %w", err))

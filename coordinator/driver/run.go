@@ -67,6 +67,13 @@ type RunConf struct {
 	// stop the run (simulation_interfaces, /tcs services); the loop answers
 	// each once it has taken effect and closes it when the run ends.
 	Control *simcontrol.Controller
+	// Notices receives, besides the log, what the user must know of the
+	// run's set-up (what protects the machine less than it should); nil:
+	// Status.
+	Notices io.Writer
+	// User, when not empty, overrides the scenario's user: (tcs run
+	// --user): whom the clients run as.
+	User string
 	// Paused starts the run paused at virtual time 0: the clients start,
 	// the world waits for a play or step request.
 	Paused bool
@@ -409,15 +416,23 @@ func (r *runner) prepare() error {
 // runs on the locked dispatch thread.
 func (r *runner) run() (sum *report.Summary, err error) {
 	sc := r.sc
+	user, err := r.clientUser()
+	if err != nil {
+		return nil, err
+	}
 	mech, err := New(Conf{
 		CPU: sc.CPU, Base: sc.BasePriority, LogDir: filepath.Join(r.rc.OutDir, "logs"),
 		SelfExe: r.rc.SelfExe, LockTimeout: r.rc.LockTimeout,
 		DetectorLog: filepath.Join(r.rc.OutDir, "logs", "detector.log"),
+		User:        &user,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
 	}
 	r.mech = mech
+	for _, n := range mech.CgroupNotes() {
+		r.notice(n)
+	}
 	if r.scanner != nil {
 		defer r.scanner.Close()
 	}
@@ -427,6 +442,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	defer func() {
 		if cerr := mech.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("stop the coordinator: %w", cerr)
+		}
+		if n := mech.Leftovers(); n > 0 {
+			r.notice(fmt.Sprintf("killed %d processes the clients had started that outlived them (they had left their process groups)", n))
 		}
 	}()
 	r.stopFd, err = linux.Eventfd(0, 0)
@@ -771,6 +789,50 @@ func (r *runner) spawnAll() error {
 		r.log.Info().Str("client", c.conf.Name).Int("pid", p.Pid).Str("log", p.LogPath).Msg("started")
 	}
 	return nil
+}
+
+// notice logs msg as a warning and prints it on the status stream.
+func (r *runner) notice(msg string) {
+	r.log.Warn().Msg(msg)
+	w := r.rc.Notices
+	if w == nil {
+		w = r.rc.Status
+	}
+	if w != nil {
+		fmt.Fprintf(w, "tcs: %s\n", msg)
+	}
+}
+
+// clientUser says whom the clients run as (RunConf.User, the scenario's
+// user:, else the invoker), logs it, and gives that user the folder where
+// ROS nodes write their own logs.
+func (r *runner) clientUser() (ClientUser, error) {
+	named, field := r.rc.User, "--user"
+	if named == "" {
+		named, field = r.sc.User, r.sc.File+": user"
+	}
+	inv, err := linux.Invoker()
+	if err != nil {
+		return ClientUser{}, fmt.Errorf("who invoked tcs: %w", err)
+	}
+	u, note, err := ResolveClientUser(named, inv, SystemUsers)
+	if err != nil {
+		return ClientUser{}, fmt.Errorf("%s: %w", field, err)
+	}
+	r.log.Info().Int("uid", u.Uid).Int("gid", u.Gid).Str("user", u.Name).Bool("privileged", u.Privileged).Msg("clients run as " + u.String())
+	if note != "" {
+		r.notice(note)
+	}
+	if u.Uid != os.Geteuid() {
+		dir := filepath.Join(r.rc.OutDir, "logs", "ros")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return ClientUser{}, fmt.Errorf("ROS log folder: %w", err)
+		}
+		if err := os.Chown(dir, u.Uid, u.Gid); err != nil {
+			return ClientUser{}, fmt.Errorf("ROS log folder %s for %s: %w", dir, u, err)
+		}
+	}
+	return u, nil
 }
 
 func (r *runner) logPath(c *runClient) string {

@@ -70,7 +70,9 @@ func (m *Mechanism) start(cmd *exec.Cmd) error {
 }
 
 // Spawn starts a client through the trampoline (`tcs __spawn`): own process
-// group and PR_SET_PDEATHSIG=SIGKILL. The trampoline reports the thread
+// group and PR_SET_PDEATHSIG=SIGKILL, as Conf.User (without privileges
+// unless it is a named root), in the run's cgroups (Close ends all they
+// hold). The trampoline reports the thread
 // that will exec the client and waits; Spawn puts that thread at SCHED_FIFO
 // ℓ3 on the simulation CPU (gate) and lets it go, so the exec itself runs
 // only when the client is first dispatched, and is charged to it. Its pidfd
@@ -106,17 +108,41 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 	}
 	defer goW.Close()
 	readyFd := 3 + len(s.Files)
-	args := []string{"__spawn", "--ready-fd", strconv.Itoa(readyFd), "--go-fd", strconv.Itoa(readyFd + 1), "--"}
-	cmd := exec.Command(m.conf.SelfExe, append(args, argv...)...)
-	cmd.Env = append(os.Environ(), s.Env...)
+	args := []string{"__spawn", "--ready-fd", strconv.Itoa(readyFd), "--go-fd", strconv.Itoa(readyFd + 1)}
+	attr := &unix.SysProcAttr{Setpgid: true, Pdeathsig: unix.SIGKILL}
+	env := append(os.Environ(), s.Env...)
+	if u := m.conf.User; u != nil {
+		if !u.Privileged {
+			args = append(args, "--unprivileged")
+		}
+		if u.Uid != os.Geteuid() || u.Gid != os.Getegid() {
+			groups := make([]uint32, len(u.Groups))
+			for i, g := range u.Groups {
+				groups[i] = uint32(g)
+			}
+			attr.Credential = &syscall.Credential{Uid: uint32(u.Uid), Gid: uint32(u.Gid), Groups: groups}
+			// As login would; the client's own Env still wins.
+			env = append(append(os.Environ(), "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name), s.Env...)
+		}
+	}
+	cmd := exec.Command(m.conf.SelfExe, append(append(args, "--"), argv...)...)
+	cmd.Env = env
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = append(append([]*os.File(nil), s.Files...), readyW, goR)
-	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true, Pdeathsig: unix.SIGKILL}
+	cmd.SysProcAttr = attr
 	err = m.start(cmd)
 	readyW.Close()
 	goR.Close()
 	if err != nil {
+		if attr.Credential != nil && errors.Is(err, unix.EACCES) {
+			dir := s.Dir
+			if dir == "" {
+				dir, _ = os.Getwd()
+			}
+			return nil, fmt.Errorf("spawn client %q as %s: %w: that user must be able to enter its working folder %s and run %s (every folder above them included)",
+				s.Name, m.conf.User, err, dir, m.conf.SelfExe)
+		}
 		return nil, fmt.Errorf("spawn client %q: exec %s __spawn: %w", s.Name, m.conf.SelfExe, err)
 	}
 	p := &Proc{Pid: cmd.Process.Pid, Name: s.Name, LogPath: s.LogPath, cmd: cmd, pidfd: -1, execFd: -1, clk: linux.ProcessCPUClock(cmd.Process.Pid)}
@@ -133,6 +159,11 @@ func (m *Mechanism) Spawn(s SpawnSpec) (_ *Proc, err error) {
 		}
 	}()
 	if p.pidfd, err = linux.PidfdOpen(p.Pid); err != nil {
+		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
+	}
+	// In the run's cgroup before it can start anything: all it starts is
+	// born there, and ends with the run (Close).
+	if err = m.cg.AddProcess(p.Pid); err != nil {
 		return nil, fmt.Errorf("spawn client %q: %w", s.Name, err)
 	}
 	if p.tasks, err = linux.OpenTaskDir(p.Pid); err != nil {
@@ -188,6 +219,11 @@ func (m *Mechanism) gate(pid, tid int) error {
 	if err := linux.SetAffinity(tid, m.conf.CPU); err != nil {
 		return fmt.Errorf("gate thread %d of pid %d on CPU %d: %w", tid, pid, m.conf.CPU, err)
 	}
+	// The cpuset keeps it, and every thread and process it starts, on
+	// the simulation CPU whatever affinity they ask for.
+	if err := m.cg.AddThread(tid); err != nil {
+		return fmt.Errorf("gate thread %d of pid %d in the run's cpuset: %w", tid, pid, err)
+	}
 	return nil
 }
 
@@ -230,8 +266,10 @@ func logTail(path string) string {
 	return lines[len(lines)-1]
 }
 
-// SpawnMain is `tcs __spawn --ready-fd F --go-fd G -- argv...`, the
-// trampoline every client starts through. It writes the id of the thread
+// SpawnMain is `tcs __spawn --ready-fd F --go-fd G [--unprivileged] --
+// argv...`, the trampoline every client starts through. With
+// --unprivileged it first gives up real-time and other privileges
+// (linux.Unprivilege; it already runs as the client's user). It writes the id of the thread
 // that will exec to fd F, waits for the end of fd G (the coordinator has
 // gated that thread by then, see gate) and execs argv: the exec runs when
 // the client is first dispatched. It returns only on error.
@@ -241,6 +279,7 @@ func SpawnMain(args []string) int {
 	fs.SetOutput(io.Discard)
 	readyFd := fs.Int("ready-fd", -1, "fd to report the thread id on")
 	goFd := fs.Int("go-fd", -1, "fd whose end means: exec")
+	unpriv := fs.Bool("unprivileged", false, "exec the client without real-time or other privileges")
 	if err := fs.Parse(args); err != nil || *readyFd < 0 || *goFd < 0 || fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "tcs __spawn: usage: --ready-fd F --go-fd G -- CMD [ARGS...] (started by the coordinator)")
 		return 2
@@ -253,6 +292,11 @@ func SpawnMain(args []string) int {
 	path, err := lookExe(argv[0])
 	if err != nil {
 		return fail(err)
+	}
+	if *unpriv {
+		if err := linux.Unprivilege(); err != nil {
+			return fail(fmt.Errorf("drop privileges: %w", err))
+		}
 	}
 	ready := func(tid int) error {
 		var b [8]byte

@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -141,4 +143,55 @@ func DropToUser(c Cred) error {
 		return os.NewSyscallError("setuid", err)
 	}
 	return nil
+}
+
+// Unprivilege limits the calling process before it execs a client: no
+// real-time priority and no nice value below its own (RLIMIT_RTPRIO and
+// RLIMIT_NICE 0, soft and hard), and no privilege an exec could grant
+// (PR_SET_NO_NEW_PRIVS: set-user-ID programs and file capabilities do
+// nothing). A process that is still root also empties its capability
+// bounding set, so that the exec leaves it uid 0 without capabilities.
+// The thread-scoped parts (no_new_privs, the bounding set) apply to the
+// calling thread, which must be the one that execs.
+func Unprivilege() error {
+	for _, r := range []struct {
+		res  int
+		name string
+	}{{unix.RLIMIT_RTPRIO, "RLIMIT_RTPRIO"}, {unix.RLIMIT_NICE, "RLIMIT_NICE"}} {
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{}); err != nil {
+			return os.NewSyscallError("setrlimit "+r.name, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl PR_SET_NO_NEW_PRIVS", err)
+	}
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	last, err := capLast()
+	if err != nil {
+		return err
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return os.NewSyscallError(fmt.Sprintf("prctl PR_CAPBSET_DROP %d", c), err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return os.NewSyscallError("prctl PR_CAP_AMBIENT_CLEAR_ALL", err)
+	}
+	return nil
+}
+
+// capLast is the highest capability number this kernel knows.
+func capLast() (int, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("/proc/sys/kernel/cap_last_cap: %w", err)
+	}
+	return n, nil
 }
