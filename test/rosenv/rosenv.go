@@ -181,14 +181,26 @@ func (r *Env) killLeftovers() {
 // waits for the process. (rospy's shutdown joins its threads with 5 s
 // timeouts each: a node whose thread lingers takes over 5 s to exit, seen
 // on a loaded machine.)
+//
+// The rest of the group gets the same time to end on its own: `rosbag
+// record` is a Python wrapper whose C++ child closes the bag (renames
+// run.bag.active) after the wrapper has exited; killed then, it left no
+// bag (seen on a loaded machine).
 func (p *Proc) Stop() (killed bool) {
 	pgid := p.cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGTERM) //nolint:errcheck // may be gone
+	deadline := time.Now().Add(15 * time.Second)
 	select {
 	case <-p.done:
-	case <-time.After(15 * time.Second):
+	case <-time.After(time.Until(deadline)):
 		syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck
 		<-p.done
+		killed = true
+	}
+	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(-pgid, 0) == nil {
 		killed = true
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck // stragglers in the group
