@@ -43,7 +43,7 @@ const usage = `tcs: temporally consistent simulation for ROS
 
 usage:
   tcs demo [--out DIR]            the pendulum under a ROS 1 PD node (goroslib), no ROS needed
-  tcs run FILE [--mode consistent|lockstep|free] [--out DIR] [--no-compensation]
+  tcs run FILE [--mode consistent|lockstep|free] [--out DIR] [--no-compensation] [--pprof ADDR]
                                   run a scenario; writes DIR/summary.json, DIR/run.mcap (--no-record: not) and DIR/logs/
   tcs check FILE...               validate scenario files
   tcs report DIR|FILE [--plots D] the closing table and plots (PNG, SVG) from DIR/run.mcap alone
@@ -204,6 +204,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	duration := fs.String("duration", "", "override the scenario's virtual duration (e.g. 100s)")
 	noRecord := fs.Bool("no-record", false, "do not record DIR/run.mcap")
 	paused := fs.Bool("paused", false, "start paused at virtual time 0: the world waits for a play or step request (ROS services under /tcs)")
+	pprofAddr := fs.String("pprof", "", "serve Go's runtime profiles (net/http/pprof) at http://ADDR/debug/pprof/ during the run; ADDR a loopback host:port, e.g. 127.0.0.1:6060 (port 0: a free one). Default: off")
 	file, rest := splitFile(dropROSArgs(args))
 	if err := fs.Parse(rest); err != nil {
 		return 2
@@ -241,6 +242,12 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		fmt.Fprintf(stderr, "tcs run: --paused: %s has no ROS client, so nothing could play or step the run (its services are ROS services under /tcs)\n", file)
 		return 2
 	}
+	if *pprofAddr != "" {
+		if err := loopbackAddr(*pprofAddr); err != nil {
+			fmt.Fprintf(stderr, "%s: --pprof %q: %v\n", name, *pprofAddr, err)
+			return 2
+		}
+	}
 	if *out == "" {
 		*out = filepath.Join("out", sc.Name)
 	}
@@ -255,6 +262,16 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	}
 	defer logFile.Close()
 	logger := zerolog.New(logFile).With().Timestamp().Logger()
+	if *pprofAddr != "" {
+		ps, err := startPprof(*pprofAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		defer ps.Close()
+		logger.Info().Str("url", ps.URL()).Msg("profiles served")
+		fmt.Fprintf(stderr, "tcs: Go runtime profiles at %s (goroutines: %sgoroutine?debug=1)\n", ps.URL(), ps.URL())
+	}
 
 	stop := make(chan struct{})
 	go func() {
