@@ -121,3 +121,61 @@ func benchActivation(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// benchSoak runs `tcs bench soak`: one long run of mixed clients, its
+// process sampled every minute for a trend in RSS, fds, goroutines,
+// threads and Δ p99.
+func benchSoak(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tcs bench soak", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := bench.SoakOpts{Progress: stderr}
+	fs.IntVar(&o.Minutes, "minutes", 60, "virtual minutes of the run (as many of wall time at max_rtf 1)")
+	fs.DurationVar(&o.Every, "every", time.Minute, "sampling period")
+	fs.IntVar(&o.Warmup, "warmup", 0, "samples left out of the fits (0: minutes/10; -1: none)")
+	mix := fs.String("mix", soakMix(bench.DefaultSoakMix), "clients: kind=count, comma-separated (kinds: c, go, goroslib, roscpp, rospy)")
+	fs.DurationVar(&o.Period, "period", 10*time.Millisecond, "every controller's period")
+	fs.DurationVar(&o.Quantum, "quantum", time.Millisecond, "the run's quantum q")
+	fs.DurationVar(&o.Step, "step", 5*time.Millisecond, "the pendulum's step (a JointState to every ROS node per step)")
+	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
+	fs.StringVar(&o.Results, "results", "", "folder of the CSV, report and plot (default SRC/results/soak)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the run's folder (a failed soak keeps it anyway)")
+	fs.DurationVar(&o.Wait, "wait", 10*time.Minute, "wait this long for another run holding the simulation CPU")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tcs bench soak: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if o.Minutes < 1 || o.Every <= 0 {
+		fmt.Fprintln(stderr, "tcs bench soak: -minutes must be ≥ 1 and -every > 0")
+		return 2
+	}
+	for _, f := range strings.Split(*mix, ",") {
+		k, n, ok := strings.Cut(strings.TrimSpace(f), "=")
+		c, err := strconv.Atoi(n)
+		if !ok || err != nil || c < 1 {
+			fmt.Fprintf(stderr, "tcs bench soak: -mix %q: write kind=count pairs like c=4,go=4\n", *mix)
+			return 2
+		}
+		o.Mix = append(o.Mix, bench.SoakKind{Kind: k, Count: c})
+	}
+	// ^C or SIGTERM stops the run cleanly (tcs stops its clients); what
+	// was sampled is still written.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if _, err := bench.Soak(ctx, stdout, o); err != nil {
+		fmt.Fprintf(stderr, "tcs bench soak: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// soakMix writes a mix as -mix takes it.
+func soakMix(m []bench.SoakKind) string {
+	var s []string
+	for _, k := range m {
+		s = append(s, k.Kind+"="+strconv.Itoa(k.Count))
+	}
+	return strings.Join(s, ",")
+}

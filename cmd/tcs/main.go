@@ -9,6 +9,7 @@
 //	tcs bench delivery                    gated ROS 1 delivery against goroslib (and ROS 2, built with -tags ros2)
 //	tcs bench decision                    the policy's cost per decision at 4, 16 and 64 clients
 //	tcs bench activation                  the coordinator's CPU per activation, per kind of client
+//	tcs bench soak                        an hour of mixed clients: the coordinator's resources per minute
 //	tcs client NAME [ARGS]                a bundled client (pd, planner, ...)
 package main
 
@@ -43,7 +44,7 @@ const usage = `tcs: temporally consistent simulation for ROS
 
 usage:
   tcs demo [--out DIR]            the pendulum under a ROS 1 PD node (goroslib), no ROS needed
-  tcs run FILE [--mode consistent|lockstep|free] [--out DIR] [--no-compensation]
+  tcs run FILE [--mode consistent|lockstep|free] [--out DIR] [--no-compensation] [--pprof ADDR]
                                   run a scenario; writes DIR/summary.json, DIR/run.mcap (--no-record: not) and DIR/logs/
   tcs check FILE...               validate scenario files
   tcs report DIR|FILE [--plots D] the closing table and plots (PNG, SVG) from DIR/run.mcap alone
@@ -53,6 +54,8 @@ usage:
   tcs bench decision [flags]      the pure policy's cost per scheduling decision at 4, 16 and 64 clients
   tcs bench activation [flags]    the coordinator's CPU per activation and per dispatch, for every kind
                                   of client (native C and Go, goroslib, roscpp, rospy, rclcpp, rclpy)
+  tcs bench soak [flags]          an hour of 16 mixed clients at max_rtf 1: the coordinator's RSS, fds,
+                                  goroutines, threads and Δ p99 per minute, their trends (results/soak/)
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
   tcs attach --name N [--robot R --period P --priority K --class C] -- CMD [ARGS]
                                   join a starting run as its client N (attach: true), e.g. as a
@@ -205,6 +208,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	noRecord := fs.Bool("no-record", false, "do not record DIR/run.mcap")
 	user := fs.String("user", "", "run the clients as this user (name or uid; default: who invoked tcs, through sudo SUDO_UID); root keeps its privileges only when named")
 	paused := fs.Bool("paused", false, "start paused at virtual time 0: the world waits for a play or step request (ROS services under /tcs)")
+	pprofAddr := fs.String("pprof", "", "serve Go's runtime profiles (net/http/pprof) at http://ADDR/debug/pprof/ during the run; ADDR a loopback host:port, e.g. 127.0.0.1:6060 (port 0: a free one). Default: off")
 	file, rest := splitFile(dropROSArgs(args))
 	if err := fs.Parse(rest); err != nil {
 		return 2
@@ -242,6 +246,12 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		fmt.Fprintf(stderr, "tcs run: --paused: %s has no ROS client, so nothing could play or step the run (its services are ROS services under /tcs)\n", file)
 		return 2
 	}
+	if *pprofAddr != "" {
+		if err := loopbackAddr(*pprofAddr); err != nil {
+			fmt.Fprintf(stderr, "%s: --pprof %q: %v\n", name, *pprofAddr, err)
+			return 2
+		}
+	}
 	if *out == "" {
 		*out = filepath.Join("out", sc.Name)
 	}
@@ -256,6 +266,16 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 	}
 	defer logFile.Close()
 	logger := zerolog.New(logFile).With().Timestamp().Logger()
+	if *pprofAddr != "" {
+		ps, err := startPprof(*pprofAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		defer ps.Close()
+		logger.Info().Str("url", ps.URL()).Msg("profiles served")
+		fmt.Fprintf(stderr, "tcs: Go runtime profiles at %s (goroutines: %sgoroutine?debug=1)\n", ps.URL(), ps.URL())
+	}
 
 	stop := make(chan struct{})
 	go func() {
@@ -407,7 +427,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return benchDecision(args[1:], stdout, stderr)
 	case len(args) > 0 && args[0] == "activation":
 		return benchActivation(args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "soak":
+		return benchSoak(args[1:], stdout, stderr)
 	}
-	fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch, delivery, decision, activation")
+	fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch, delivery, decision, activation, soak")
 	return 2
 }

@@ -206,3 +206,79 @@ func ParseSteal(stat []byte, cpu int) (int64, error) {
 	}
 	return 0, fmt.Errorf("/proc/stat: no line for %s", name)
 }
+
+// Status is the part of /proc/PID/status that tcs uses: what a soak
+// watches of a process.
+type Status struct {
+	RSSKB     int64 // VmRSS: resident set size, kB
+	RSSAnonKB int64 // RssAnon: its anonymous part (heap, stacks), kB
+	Threads   int64 // Threads
+}
+
+// ParseStatus parses the text of a /proc/PID/status file. VmRSS and
+// Threads must be there (a zombie has no VmRSS: an error); RssAnon (Linux
+// ≥ 4.5) is 0 when it is not.
+func ParseStatus(b []byte) (Status, error) {
+	var st Status
+	var haveRSS, haveThreads bool
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		key, val, ok := bytes.Cut(line, []byte{':'})
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch string(key) {
+		case "VmRSS":
+			dst, haveRSS = &st.RSSKB, true
+		case "RssAnon":
+			dst = &st.RSSAnonKB
+		case "Threads":
+			dst, haveThreads = &st.Threads, true
+		default:
+			continue
+		}
+		f := bytes.Fields(val)
+		if len(f) == 0 || len(f) > 2 || len(f) == 2 && string(f[1]) != "kB" {
+			return Status{}, fmt.Errorf("parse status: %s %q", key, clip(val))
+		}
+		v, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil || v < 0 {
+			return Status{}, fmt.Errorf("parse status: %s %q", key, clip(val))
+		}
+		*dst = v
+	}
+	if !haveRSS || !haveThreads {
+		return Status{}, errors.New("parse status: no VmRSS or Threads line (a zombie, or not a status file)")
+	}
+	return st, nil
+}
+
+// ReadStatus reads and parses /proc/PID/status.
+func ReadStatus(pid int) (Status, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Status{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	st, err := ParseStatus(b)
+	if err != nil {
+		return Status{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, nil
+}
+
+// OpenFds counts the open file descriptors of process pid (the entries of
+// /proc/PID/fd).
+func OpenFds(pid int) (int, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/fd"
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("count open fds: %w", err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return 0, fmt.Errorf("count open fds: read %s: %w", path, err)
+	}
+	return len(names), nil
+}

@@ -376,3 +376,63 @@ func TestPidsAndTasks(t *testing.T) {
 		t.Errorf("Tasks: %v, want sorted and holding the main thread %d", tids, os.Getpid())
 	}
 }
+
+func TestParseStatus(t *testing.T) {
+	cat := "Name:\tcat\nUmask:\t0022\nState:\tR (running)\nVmPeak:\t    3060 kB\nVmHWM:\t    1780 kB\n" +
+		"VmRSS:\t    1780 kB\nRssAnon:\t     112 kB\nRssFile:\t    1668 kB\nThreads:\t1\nSigQ:\t2/96364\n"
+	for _, tc := range []struct {
+		name, text string
+		want       Status
+		err        bool
+	}{
+		{"real", cat, Status{RSSKB: 1780, RSSAnonKB: 112, Threads: 1}, false},
+		{"no RssAnon (Linux < 4.5)", "VmRSS:\t 20480 kB\nThreads:\t17\n", Status{RSSKB: 20480, Threads: 17}, false},
+		{"zombie: no VmRSS", "Name:\tx\nState:\tZ (zombie)\nThreads:\t1\n", Status{}, true},
+		{"no Threads", "VmRSS:\t 1 kB\n", Status{}, true},
+		{"bad number", "VmRSS:\t 1x kB\nThreads:\t1\n", Status{}, true},
+		{"bad unit", "VmRSS:\t 1 MB\nThreads:\t1\n", Status{}, true},
+		{"negative", "VmRSS:\t 1 kB\nThreads:\t-1\n", Status{}, true},
+		{"empty value", "VmRSS:\nThreads:\t1\n", Status{}, true},
+		{"empty", "", Status{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseStatus([]byte(tc.text))
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error %v", err, tc.err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadStatusAndOpenFdsSelf(t *testing.T) {
+	st, err := ReadStatus(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RSSKB <= 0 || st.Threads < 1 || st.RSSAnonKB > st.RSSKB {
+		t.Errorf("this process: %+v", st)
+	}
+	n, err := OpenFds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	m, err := OpenFds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 3 || m != n+2 {
+		t.Errorf("open fds %d, then %d after a pipe: want ≥ 3 and 2 more", n, m)
+	}
+	if _, err := ReadStatus(-1); err == nil {
+		t.Error("ReadStatus(-1): no error")
+	}
+}
