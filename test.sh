@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite of tcs, installing what it needs first:
 # Debian packages (gcc for the C reference and C clients, ROS 1 for the
-# interop tests, Node.js for the recording check) and the pinned Go tools.
+# interop tests, MuJoCo for the embedded MuJoCo world, Node.js for the
+# recording check) and the pinned Go tools.
 # Real processes, real SCHED_FIFO: run it as root (or with
 # CAP_SYS_NICE) on a machine with at least 2 CPUs; tests that need what is
 # missing skip with a reason.
@@ -20,7 +21,9 @@ ros1=(python3-rosmaster python3-roslaunch python3-rospy python3-rosbag python3-r
 	python3-sensor-msgs python3-geometry-msgs python3-diagnostic-msgs libroscpp-dev libstd-msgs-dev libsensor-msgs-dev g++ pkg-config
 	# ROS 2 transport (build tag ros2): Cyclone DDS 0.10 for the bridge,
 	# Fast DDS 2.9 / fastcdr 1.0 for the test controllers and golden bytes.
-	cyclonedds-dev libfastrtps-dev libfastcdr-dev)
+	cyclonedds-dev libfastrtps-dev libfastcdr-dev
+	# MuJoCo world (build tag mujoco): MuJoCo 2.2.2's headers and library.
+	libmujoco-dev)
 for p in "${ros1[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || { need_apt+=("${ros1[@]}"); break; }
 done
@@ -74,6 +77,13 @@ echo "== go test (${#rt[@]} packages at real-time priorities: ${rt[*]#"$mod/"})"
 # Packages that raise priorities take the simulation CPU's lock, so running
 # packages in parallel is safe; -p 1 keeps timing tests off each other's CPU.
 go test -count=1 -p 1 -timeout 30m "${rt[@]}" "$@"
+echo "== mujoco build tag: vet, staticcheck, tests"
+# The MuJoCo world (dynamics/mujoco, cgo) and its registration in
+# dynamics.New: no real-time priority, so under the race detector.
+go vet -tags mujoco ./...
+"$GOBIN/staticcheck" -tags mujoco ./dynamics/...
+go build -tags mujoco -o /dev/null ./cmd/tcs
+go test -race -tags mujoco -count=1 -p 1 -timeout 10m ./dynamics/... "$@"
 echo "== ros2: a real ROS 2 (Jazzy) for the tests of real rclcpp/rclpy nodes"
 # A user's /opt/ros/jazzy when present; else the minimal Jazzy of
 # ../shared/ros2-jazzy, built once into a fixed cache prefix (build.sh does

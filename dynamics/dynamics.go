@@ -7,8 +7,10 @@
 // read as a snapshot of the state at the world's current time.
 //
 // Embedded models are built by name with New (the scenario's dynamics
-// section): "pendulum" (Pendulum, PendulumParams) and "ships" (Ships,
-// ShipsParams: the pursuit experiment's rigid bodies in a box).
+// section): "pendulum" (Pendulum, PendulumParams), "ships" (Ships,
+// ShipsParams: the pursuit experiment's rigid bodies in a box) and, in a
+// binary built with the tag mujoco, "mujoco" (package dynamics/mujoco: an
+// MJCF model, params {mjcf: path}).
 package dynamics
 
 // World is a simulated world that the coordinator steps.

@@ -15,8 +15,14 @@ var ErrUnknownModel = errors.New("unknown dynamics model")
 // an unknown or invalid parameter.
 var ErrBadParam = errors.New("bad dynamics parameter")
 
-// Models lists the model names New accepts.
-func Models() []string { return []string{"pendulum", "ships"} }
+// ErrNotBuilt is returned (wrapped) by New for a model this binary was
+// built without (MuJoCo needs the build tag mujoco).
+var ErrNotBuilt = errors.New("this tcs was built without MuJoCo (dynamics.model: mujoco); " +
+	"install MuJoCo 2.2.2 (apt-get install libmujoco-dev) and build with: go build -tags mujoco ./cmd/tcs")
+
+// Models lists the model names New accepts; "mujoco" only works in a
+// binary built with the tag mujoco (MuJoCoBuilt).
+func Models() []string { return []string{"mujoco", "pendulum", "ships"} }
 
 // MaxBodies bounds the number of bodies New accepts.
 const MaxBodies = 1 << 16
@@ -50,6 +56,8 @@ func New(model string, bodies int, step int64, params map[string]any) (World, er
 			return nil, err
 		}
 		return w, nil
+	case "mujoco":
+		return newMuJoCo(bodies, step, params)
 	default:
 		return nil, fmt.Errorf("dynamics: %w %q (valid: %s)", ErrUnknownModel, model, strings.Join(Models(), ", "))
 	}
