@@ -82,10 +82,10 @@ func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap
 	// A chunk is decompressed into a buffer of twice the size it claims,
 	// allocated before it is read: a small file may not claim much more
 	// than it could hold compressed (256 to 1 is beyond any real data's
-	// ratio; tcs writes its chunks uncompressed), and 128 KiB is always
-	// allowed (twice tcs's chunk size: a prefix a killed run left may end
-	// inside its first chunk).
-	chunkLimit := min(int64(maxRecord), max(256*limit, 128<<10))
+	// ratio; tcs writes its chunks uncompressed), and twice tcs's chunk
+	// size is always allowed (a prefix a killed run left may end inside
+	// its first chunk).
+	chunkLimit := min(int64(maxRecord), max(256*limit, 2*DefaultChunkSize))
 	var attErr error
 	lex, err := mcap.NewLexer(r, &mcap.LexerOptions{
 		ValidateChunkCRCs: true, MaxRecordSize: int(limit), MaxDecompressedChunkSize: int(chunkLimit),

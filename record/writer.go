@@ -35,7 +35,10 @@ type Conf struct {
 	SlotBytes int
 	// ChunkSize is the size of the MCAP chunks (uncompressed); default
 	// DefaultChunkSize. A SIGKILL loses at most the chunk being filled
-	// and what was in the ring.
+	// and what was in the ring. The writer keeps an index entry of every
+	// chunk in memory until Close (MCAP's summary), a few kB each with
+	// one offset per channel in the chunk: small chunks make a long run's
+	// memory grow with its recording.
 	ChunkSize int64
 	// Poll is how often the writer goroutine drains the ring; default 2 ms.
 	Poll time.Duration
@@ -48,7 +51,7 @@ type Conf struct {
 // Defaults of Conf.
 const (
 	DefaultSlots     = 1 << 15
-	DefaultChunkSize = 64 << 10
+	DefaultChunkSize = 1 << 20
 	defaultSlotBytes = 256
 	defaultPoll      = 2 * time.Millisecond
 	// MaxChannels bounds the channels of one recording.
