@@ -74,6 +74,7 @@ func Read(path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, 
 // unknown). No record is larger than its file: a corrupt length is refused
 // before it is allocated.
 func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, error) {
+	r = newAttachmentGuard(r)
 	out := &File{Path: path, Attachments: map[string][]byte{}, Metadata: map[string]map[string]string{}}
 	limit := int64(maxRecord)
 	if size > 0 { // (0: not a regular file, size unknown)
