@@ -57,7 +57,7 @@ type SoakOpts struct {
 	// Results is the folder of the CSV, report and plot. Default
 	// Src/results/soak.
 	Results string
-	// Keep keeps the run's folder (its recording is about 1 GB per hour)
+	// Keep keeps the run's folder (its recording is about 3.5 GB per hour)
 	// after a soak that succeeded; a failed one keeps it anyway.
 	Keep bool
 	// Wait is how long the run waits for another run holding the
