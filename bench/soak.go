@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,7 +58,7 @@ type SoakOpts struct {
 	// Results is the folder of the CSV, report and plot. Default
 	// Src/results/soak.
 	Results string
-	// Keep keeps the run's folder (its recording is about 1 GB per hour)
+	// Keep keeps the run's folder (its recording is about 3.5 GB per hour)
 	// after a soak that succeeded; a failed one keeps it anyway.
 	Keep bool
 	// Wait is how long the run waits for another run holding the
@@ -319,7 +320,6 @@ func soakRun(ctx context.Context, o SoakOpts, res *SoakResult, scen string) erro
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start tcs run: %w", err)
 	}
-	t0 := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	finish := func(err error) error {
@@ -331,6 +331,20 @@ func soakRun(ctx context.Context, o SoakOpts, res *SoakResult, scen string) erro
 		}
 		return err
 	}
+	// The samples' clock starts once the coordinator holds the simulation
+	// CPU: a wait for another run's lock is not part of the run.
+	tcsLog := filepath.Join(res.RunDir, "tcs.log")
+	poll := time.NewTicker(200 * time.Millisecond)
+	for !coordinatorStarted(tcsLog) {
+		select {
+		case err := <-done:
+			poll.Stop()
+			return finish(err)
+		case <-poll.C:
+		}
+	}
+	poll.Stop()
+	t0 := time.Now()
 
 	pid := cmd.Process.Pid
 	url := ""
@@ -371,6 +385,13 @@ func soakRun(ctx context.Context, o SoakOpts, res *SoakResult, scen string) erro
 		fmt.Fprintf(o.Progress, "soak: sample %d (%.0f s): RSS %.1f MiB (anon %.1f; Go heap %.1f MiB, %d GCs), %d fds, %d goroutines, %d threads\n",
 			minute, s.T, float64(s.RSSKB)/1024, float64(s.RSSAnonKB)/1024, float64(s.HeapAllocKB)/1024, s.NumGC, s.Fds, s.Goroutines, s.Threads)
 	}
+}
+
+// coordinatorStarted reports whether the run's tcs.log says the
+// coordinator started (it holds the simulation CPU's lock).
+func coordinatorStarted(tcsLog string) bool {
+	b, err := os.ReadFile(tcsLog)
+	return err == nil && bytes.Contains(b, []byte(`"message":"coordinator started"`))
 }
 
 var pprofLine = regexp.MustCompile(`tcs: Go runtime profiles at (http://\S+/debug/pprof/)`)

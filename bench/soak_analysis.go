@@ -23,7 +23,8 @@ import (
 type SoakSample struct {
 	// Minute is the sample's number: 1 at the end of the first period.
 	Minute int `json:"minute"`
-	// T is the wall time since tcs started, in s.
+	// T is the wall time since the coordinator started (it took the
+	// simulation CPU), in s.
 	T float64 `json:"t_s"`
 	// InRun is false for a sample taken after the run's virtual time
 	// ended (T past summary.json's wall_s: the clients ending, the files

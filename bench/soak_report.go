@@ -216,7 +216,8 @@ func writeSoakMarkdown(w io.Writer, r *SoakResult, csvName, pngName string) {
 		fmt.Fprintf(w, "The run failed: %s.\n\n", r.RunErr)
 	}
 	fmt.Fprintf(w, "## How it was measured\n\n")
-	fmt.Fprintf(w, "- Sample k is taken k × %v after `tcs run` started (`tcs run --pprof 127.0.0.1:0`): RSS (VmRSS, "+
+	fmt.Fprintf(w, "- Sample k is taken k × %v after the coordinator of `tcs run --pprof 127.0.0.1:0` started "+
+		"(tcs.log's \"coordinator started\": it holds the simulation CPU): RSS (VmRSS, "+
 		"and RssAnon in the CSV) and threads from /proc/PID/status, open fds from /proc/PID/fd, goroutines from the "+
 		"first line of /debug/pprof/goroutine?debug=1 (the request's own handler among them). The CSV also has "+
 		"the Go runtime's HeapAlloc, NextGC and NumGC (/debug/pprof/heap?debug=1), not judged: the run collects at "+

@@ -340,3 +340,24 @@ func TestWriteSoakFiles(t *testing.T) {
 		t.Errorf("verdict %q", r.Verdict)
 	}
 }
+
+func TestCoordinatorStarted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tcs.log")
+	if coordinatorStarted(path) {
+		t.Error("no log yet: started")
+	}
+	line := `{"level":"info","pid":22428,"detector_pid":22431,"cpu":1,"base_priority":80,"time":"2026-11-26T10:00:41Z","message":"coordinator started"}` + "\n"
+	if err := os.WriteFile(path, []byte(`{"level":"info","message":"profiles served"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if coordinatorStarted(path) {
+		t.Error("before the line: started")
+	}
+	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !coordinatorStarted(path) {
+		t.Error("the line is there: not started")
+	}
+}
