@@ -237,24 +237,8 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 			return nil, fmt.Errorf("bench activation: %d clients: want at least 1", n)
 		}
 	}
-	if o.SelfExe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("bench activation: find the tcs binary: %w", err)
-		}
-		o.SelfExe = exe
-	}
-	if err := linux.CheckFIFO(80); err != nil {
-		return nil, fmt.Errorf("bench activation: tcs run needs SCHED_FIFO: %w", err)
-	}
-	// Any CPU will do here: the runs take the last online one.
-	if err := linux.RequireCPUs(-1); errors.Is(err, linux.ErrOneCPU) {
-		return nil, fmt.Errorf("bench activation: %w", err)
-	}
-	if o.Src == "" {
-		o.Src = findSource()
-	} else if !isSource(o.Src) {
-		return nil, fmt.Errorf("bench activation: source tree %s: no go.mod of github.com/tcs-robotics/tcs there", o.Src)
+	if err := runPrereqs("bench activation", &o.SelfExe, &o.Src); err != nil {
+		return nil, err
 	}
 	if o.Results == "" {
 		o.Results = filepath.Join(o.Src, "results", "bench")
@@ -680,4 +664,30 @@ func hostLine() string {
 		rel = []byte("?")
 	}
 	return fmt.Sprintf("%d online CPUs, Linux %s, %s", len(cpus), bytes.TrimSpace(rel), runtime.Version())
+}
+
+// runPrereqs checks what a benchmark of whole `tcs run`s needs (SCHED_FIFO,
+// two CPUs) and fills in the tcs binary and the source tree when not
+// given; errors start with what.
+func runPrereqs(what string, selfExe, src *string) error {
+	if *selfExe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("%s: find the tcs binary: %w", what, err)
+		}
+		*selfExe = exe
+	}
+	if err := linux.CheckFIFO(80); err != nil {
+		return fmt.Errorf("%s: tcs run needs SCHED_FIFO: %w", what, err)
+	}
+	// Any CPU will do here: the runs take the last online one.
+	if err := linux.RequireCPUs(-1); errors.Is(err, linux.ErrOneCPU) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if *src == "" {
+		*src = findSource()
+	} else if !isSource(*src) {
+		return fmt.Errorf("%s: source tree %s: no go.mod of github.com/tcs-robotics/tcs there", what, *src)
+	}
+	return nil
 }

@@ -174,23 +174,8 @@ func Soak(ctx context.Context, w io.Writer, o SoakOpts) (*SoakResult, error) {
 		}
 		total += k.Count
 	}
-	if o.SelfExe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("soak: find the tcs binary: %w", err)
-		}
-		o.SelfExe = exe
-	}
-	if err := linux.CheckFIFO(80); err != nil {
-		return nil, fmt.Errorf("soak: tcs run needs SCHED_FIFO: %w", err)
-	}
-	if err := linux.RequireCPUs(-1); errors.Is(err, linux.ErrOneCPU) {
-		return nil, fmt.Errorf("soak: %w", err)
-	}
-	if o.Src == "" {
-		o.Src = findSource()
-	} else if !isSource(o.Src) {
-		return nil, fmt.Errorf("soak: source tree %s: no go.mod of github.com/tcs-robotics/tcs there", o.Src)
+	if err := runPrereqs("soak", &o.SelfExe, &o.Src); err != nil {
+		return nil, err
 	}
 	if o.Results == "" {
 		if o.Src == "" {
