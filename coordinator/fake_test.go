@@ -182,7 +182,9 @@ func (m *fakeMachine) run(maxActions int) Action {
 			f.advance()
 		case KindProbe:
 			for i, f := range m.procs {
-				if m.p.Probing(i) {
+				// A fake native client has no thread but the one that
+				// talks to the coordinator: only a plain block ends.
+				if m.p.Probing(i) && m.p.Blocked(i) {
 					f.blockFor--
 					if f.blockFor <= 0 {
 						f.advance()

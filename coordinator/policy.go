@@ -33,6 +33,12 @@ type client struct {
 	p      int64 // charged progress when it stopped being runnable
 	rp     int64 // real progress when it stopped being runnable
 	wake   int64 // stIdle: activation due; stReading: sample instant
+	// back: a native client in stIdle or stReading that a probe found
+	// with a thread runnable (a thread other than the one that talks to
+	// the coordinator, woken by the wall clock) runs that work as a
+	// runnable client while its wait goes on; back is the wait (the end
+	// of which still releases it), stRunnable when there is none.
+	back state
 
 	cpu         int64
 	eps         int64 // timer compensation: the preempted slices' error, averaged
@@ -143,9 +149,14 @@ type Policy struct {
 	relayed int64 // messages accepted by Relay
 	dropped int64 // messages Relay refused (queue full)
 
-	probed    bool // blocked clients were probed since the last change
-	nblocked  int  // clients in stBlocked
-	lastDrift int64
+	probed   bool // blocked clients were probed since the last change
+	nblocked int  // clients in stBlocked
+	// The waiting native clients are probed too, at most every
+	// waitLookEvery of wall time (see step): waitLook is the wall time of
+	// the last such probe, lookWaiting whether the current one is one.
+	waitLook    int64
+	lookWaiting bool
+	lastDrift   int64
 
 	dispatches int64
 	steps      int64
@@ -359,6 +370,10 @@ func (p *Policy) Next(wall int64) Action {
 		return p.step(m)
 	}
 	c := p.top(best)
+	if cl := &p.clients[c]; cl.back == stIdle && cl.wake > rb.r && cl.wake-rb.r < budget {
+		// Side work stops at the activation its client waits for.
+		budget = cl.wake - rb.r
+	}
 	// Stop at the next activation of a client above it in its robot.
 	prio := p.clients[c].conf.Priority
 	for _, i := range rb.clients {
@@ -471,7 +486,7 @@ func (p *Policy) worldTarget() int64 {
 	}
 	for i := range p.clients {
 		c := &p.clients[i]
-		if (c.st == stIdle || c.st == stReading) && c.wake > p.t && c.wake < target {
+		if w := c.waiting(); (w == stIdle || w == stReading) && c.wake > p.t && c.wake < target {
 			target = c.wake
 		}
 	}
@@ -485,10 +500,16 @@ func (p *Policy) worldTarget() int64 {
 }
 
 func (p *Policy) step(to int64) Action {
-	if p.nblocked > 0 && !p.probed {
+	lookWaiting := p.conf.Mode != Free && p.wall-p.waitLook >= waitLookEvery && p.waitingNative()
+	if p.nblocked > 0 && !p.probed || lookWaiting {
 		// Before the world moves, find the blocked clients that woke on
-		// their own: they must not be left behind.
+		// their own: they must not be left behind. The native clients
+		// that wait for an instant are looked at too, less often: one of
+		// their threads may have woken on the wall clock (DESIGN §2).
 		p.probed = true
+		if lookWaiting {
+			p.waitLook, p.lookWaiting = p.wall, true
+		}
 		return Action{Kind: KindProbe}
 	}
 	if p.t >= p.conf.Duration {
@@ -551,7 +572,7 @@ func (p *Policy) clearYields() {
 func (p *Policy) release() (Action, bool) {
 	for i := range p.clients {
 		c := &p.clients[i]
-		switch c.st {
+		switch c.waiting() {
 		case stIdle:
 			rb := &p.robots[c.conf.Robot]
 			now := max(rb.r, p.t)
@@ -562,6 +583,7 @@ func (p *Policy) release() (Action, bool) {
 				// callbacks, 5 ms .. 10 s; one beyond it is not.)
 				continue
 			}
+			c.back = stRunnable
 			p.wakeUp(i)
 			rb.r = max(rb.r, now)
 			if c.conf.Class == Periodic && !c.clockLost {
@@ -580,6 +602,7 @@ func (p *Policy) release() (Action, bool) {
 			if c.wake > p.t {
 				continue
 			}
+			c.back = stRunnable
 			p.wakeUp(i)
 			return Action{Kind: KindRelease, Client: i, Robot: c.conf.Robot, Now: p.robots[c.conf.Robot].r, Wait: WaitSample}, true
 		}
@@ -647,6 +670,15 @@ func ceilDiv(a, b int64) int64 {
 		return 0
 	}
 	return (a + b - 1) / b
+}
+
+// waiting is the wait client c is in: its state, or for a runnable client
+// doing side work (back) the wait that goes on meanwhile.
+func (c *client) waiting() state {
+	if c.st == stRunnable {
+		return c.back
+	}
+	return c.st
 }
 
 // wakeUp makes client i runnable again; its robot's clocks catch up with the
@@ -798,6 +830,11 @@ func (p *Policy) Ran(c int, s Slice) Charge {
 		// for that (paper 000's Δ = 10·t).
 		cl.yielded = true
 	}
+	if why == Blocked && cl.back != stRunnable {
+		// Its side work is done: back to the wait that went on.
+		p.block(c, cl.back)
+		return ch
+	}
 	if why == Blocked && cl.st == stRunnable {
 		if cl.conf.API == ROS && p.conf.Mode != Free && p.rosBlocked(c) {
 			return ch
@@ -866,7 +903,7 @@ func (p *Policy) account(c int, cpu int64) {
 func (p *Policy) block(c int, st state) {
 	cl := &p.clients[c]
 	rb := &p.robots[cl.conf.Robot]
-	cl.st = st
+	cl.st, cl.back = st, stRunnable
 	cl.p, cl.rp = rb.r, rb.rr
 	if !p.hasRunnable(cl.conf.Robot) {
 		rb.r = max(rb.r, p.t)
@@ -1163,8 +1200,11 @@ func (p *Policy) Delivered(c int) {
 }
 
 // Woke reports that a probe found client c (Probing) runnable: a blocked
-// client wakes; while the world is paused, the client runs uncharged
-// instead (whilePaused), and stays where it was in virtual time.
+// client wakes; a native client that waits for an instant runs what woke
+// as side work, charged like any computation, and goes back to its wait
+// when it blocks again (its wait's end still releases it); while the
+// world is paused, the client runs uncharged instead (whilePaused), and
+// stays where it was in virtual time.
 func (p *Policy) Woke(c int) {
 	cl := &p.clients[c]
 	switch {
@@ -1172,12 +1212,35 @@ func (p *Policy) Woke(c int) {
 		cl.pauseRun = true
 	case cl.st == stBlocked:
 		p.wakeUp(c)
+	case cl.conf.API == Native && (cl.st == stIdle || cl.st == stReading):
+		back := cl.st
+		p.wakeUp(c)
+		cl.back = back
 	}
 }
 
 // Probed reports that the probe asked for by the last action is done. (A
 // probe that found a client runnable calls Woke first.)
-func (p *Policy) Probed() { p.probed = true }
+func (p *Policy) Probed() { p.probed, p.lookWaiting = true, false }
+
+// waitLookEvery is how often, in wall ns at most, the native clients that
+// wait for an activation or a sample are probed before the world moves: a
+// thread of theirs that woke on the wall clock (a logging or watchdog
+// thread, the Go runtime's) waits at most this long, and a probe costs a
+// scan of their threads in /proc, which at every step would cost more
+// than the dispatches themselves.
+const waitLookEvery = 20_000_000
+
+// waitingNative reports whether a native client waits for an instant (it
+// is idle or reading, not running side work).
+func (p *Policy) waitingNative() bool {
+	for i := range p.clients {
+		if c := &p.clients[i]; c.conf.API == Native && (c.st == stIdle || c.st == stReading) && !c.pauseRun {
+			return true
+		}
+	}
+	return false
+}
 
 // Exited reports that client c's process ended with code.
 func (p *Policy) Exited(c int, code int) {
@@ -1319,7 +1382,7 @@ func (p *Policy) Probing(c int) bool {
 		return false
 	case cl.st == stBlocked:
 		return true
-	case p.paused && cl.conf.API == ROS:
+	case p.paused && cl.conf.API == ROS, p.lookWaiting && cl.conf.API == Native:
 		return cl.st == stIdle || cl.st == stReading
 	}
 	return false
