@@ -215,6 +215,7 @@ type Proc struct {
 	// that computes are runtime threads (native clients).
 	Dormancy bool
 	watch    []threadWatch // p's threads as look saw them, in tids order
+	states   []threadState // p's threads' stat files (Runnable), in tids order
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
 }
 
@@ -1314,6 +1315,8 @@ func (m *Mechanism) forget(p *Proc, code int) {
 	p.tasks.Close()
 	closeWatch(p.watch)
 	p.watch = nil
+	closeStates(p.states)
+	p.states = nil
 	if p.cmd != nil && p.cmd.Process != nil {
 		p.cmd.Process.Release()
 	}

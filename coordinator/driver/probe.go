@@ -4,7 +4,9 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 
 // Runnable reports whether any thread of p is running or runnable (state R
 // in /proc/PID/task/TID/stat): a blocked client that woke up on its own, for
-// example when a wall-clock timeout expired. Used by the policy's probes.
+// example when a wall-clock timeout expired. Used by the policy's probes;
+// it reads each thread's state from a file kept open, and allocates only
+// when p's threads changed.
 func (m *Mechanism) Runnable(p *Proc) bool {
 	if p.reaped || p.exited {
 		return false
@@ -12,13 +14,60 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 	if tids, err := p.tasks.List(p.tids); err == nil {
 		p.tids = tids
 	}
-	for _, tid := range p.tids {
-		st, err := linux.ReadStat(p.Pid, tid)
-		if err == nil && st.State == 'R' {
+	p.syncStates()
+	for k := range p.states {
+		if st, err := p.states[k].f.State(); err == nil && st == 'R' {
 			return true
 		}
 	}
 	return false
+}
+
+// threadState is an open stat file of one thread of a client.
+type threadState struct {
+	tid int
+	f   *linux.StateFile
+}
+
+// syncStates makes p.states follow p.tids: the files of threads gone are
+// closed, those of new threads opened (a thread that cannot be opened has
+// just exited and is left out).
+func (p *Proc) syncStates() {
+	same := len(p.states) == len(p.tids)
+	for k := 0; same && k < len(p.tids); k++ {
+		same = p.states[k].tid == p.tids[k]
+	}
+	if same {
+		return
+	}
+	old := p.states
+	p.states = make([]threadState, 0, len(p.tids))
+	for _, tid := range p.tids {
+		t := threadState{tid: tid}
+		for j := range old {
+			if old[j].tid == tid {
+				t.f, old[j].f = old[j].f, nil
+			}
+		}
+		if t.f == nil {
+			f, err := linux.OpenState(p.Pid, tid)
+			if err != nil {
+				continue
+			}
+			t.f = f
+		}
+		p.states = append(p.states, t)
+	}
+	closeStates(old)
+}
+
+func closeStates(s []threadState) {
+	for k := range s {
+		if s[k].f != nil {
+			s[k].f.Close()
+			s[k].f = nil
+		}
+	}
 }
 
 // DetectorPid is the block detector's process id (0 when it is not running).

@@ -436,3 +436,46 @@ func TestReadStatusAndOpenFdsSelf(t *testing.T) {
 		t.Error("ReadStatus(-1): no error")
 	}
 }
+
+// StateFile reads R for a thread that spins and S for one asleep, without
+// allocating, and reports ErrGone once the thread has exited.
+func TestStateFile(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	f, err := OpenState(os.Getpid(), unix.Gettid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if st, err := f.State(); err != nil || st != 'R' {
+		t.Fatalf("this thread, running: %q, %v", st, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = f.State() }); n != 0 {
+		t.Errorf("State allocates %v times", n)
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := OpenState(cmd.Process.Pid, cmd.Process.Pid)
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var st byte
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if st, err = g.State(); err != nil || st == 'S' {
+			break
+		}
+	}
+	if err != nil || st != 'S' {
+		cmd.Process.Kill()
+		t.Fatalf("sleep(1): %q, %v", st, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := g.State(); !errors.Is(err, ErrGone) {
+		t.Fatalf("exited process: %v, want ErrGone", err)
+	}
+}

@@ -156,3 +156,55 @@ func (f *RuntimeFile) Close() error {
 	f.fd = -1
 	return err
 }
+
+// StateFile is an open /proc/PID/task/TID/stat: it reads a thread's state
+// letter (R running or runnable, S sleeping, ...) without allocating and
+// without a path lookup.
+type StateFile struct {
+	fd  int
+	buf [64]byte // the line's start: pid, (comm) of at most 16 bytes, state
+}
+
+// OpenState opens the stat file of thread tid of process pid.
+func OpenState(pid, tid int) (*StateFile, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/stat"
+	var fd int
+	err := retryEINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &StateFile{fd: fd}, nil
+}
+
+// State returns the thread's state letter; ErrGone once it has exited.
+func (f *StateFile) State() (byte, error) {
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_PREAD64, uintptr(f.fd), uintptr(unsafe.Pointer(&f.buf[0])), uintptr(len(f.buf)), 0, 0, 0)
+		switch e {
+		case 0:
+			if st := StatState(f.buf[:n]); st != 0 {
+				return st, nil
+			}
+			return 0, fmt.Errorf("read stat: no state in %q", clip(f.buf[:n]))
+		case unix.EINTR:
+			continue
+		case unix.ESRCH:
+			return 0, ErrGone
+		default:
+			return 0, sysErr("read stat", e)
+		}
+	}
+}
+
+// Close closes the file.
+func (f *StateFile) Close() error {
+	if f == nil || f.fd < 0 {
+		return nil
+	}
+	err := unix.Close(f.fd)
+	f.fd = -1
+	return err
+}
