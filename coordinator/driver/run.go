@@ -1265,8 +1265,15 @@ func (r *runner) reply(i int, rep native.Reply) {
 	if err := c.ep.Reply(rep); err != nil {
 		// The client stopped reading replies or is gone: it cannot be
 		// served any more. Its exit, if any, arrives through its pidfd.
+		// Its request pipe leaves the wait set: still readable (a client
+		// that does not read its replies writes requests), it made every
+		// dispatch of the client return at once, so the coordinator
+		// never waited and the killed client never ran to die (a
+		// livelock of 346,000 dispatches until the watchdog ended the
+		// run: test/chaos deaf --what requests).
 		c.gone = true
 		r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("reply failed; ending the client")
+		_ = r.mech.RemoveFd(c.ep.RequestFd())
 		_ = r.mech.Kill(c.proc)
 	}
 }
