@@ -142,6 +142,9 @@ type runClient struct {
 	posts     bool      // native: allowed to post messages (takePosts)
 	posted    int64     // messages it posted
 	badPost   bool      // a bad post was logged
+	// badRequests counts the requests refused as bad (unknown op,
+	// arguments out of range).
+	badRequests int64
 	// A native client's release answered at its next dispatch (see
 	// answer): the wait it ends and the client's time then.
 	pending     bool
@@ -1262,8 +1265,15 @@ func (r *runner) reply(i int, rep native.Reply) {
 	if err := c.ep.Reply(rep); err != nil {
 		// The client stopped reading replies or is gone: it cannot be
 		// served any more. Its exit, if any, arrives through its pidfd.
+		// Its request pipe leaves the wait set: still readable (a client
+		// that does not read its replies writes requests), it made every
+		// dispatch of the client return at once, so the coordinator
+		// never waited and the killed client never ran to die (a
+		// livelock of 346,000 dispatches until the watchdog ended the
+		// run: test/chaos deaf --what requests).
 		c.gone = true
 		r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("reply failed; ending the client")
+		_ = r.mech.RemoveFd(c.ep.RequestFd())
 		_ = r.mech.Kill(c.proc)
 	}
 }
@@ -1275,9 +1285,9 @@ func (r *runner) serve(i int) {
 		return
 	}
 	req, ok, err := c.ep.ReadRequest()
-	if err != nil {
+	if err != nil && !errors.Is(err, native.ErrBadOp) {
 		if !native.ClientGone(err) {
-			r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("bad request")
+			r.log.Warn().Str("client", c.conf.Name).Err(err).Msg("request pipe failed")
 		}
 		c.gone = true
 		_ = r.mech.RemoveFd(c.ep.RequestFd())
@@ -1287,9 +1297,9 @@ func (r *runner) serve(i int) {
 		return
 	}
 	now := r.pol.Progress(i)
-	if st := req.Check(); st != native.StatusOK {
-		r.log.Warn().Str("client", c.conf.Name).Str("op", req.Op.String()).Int64("arg", req.Arg).Msg("bad request")
-		r.reply(i, native.Reply{Op: req.Op, Status: st, Now: now})
+	if req.Check() != native.StatusOK {
+		// An unknown op (ErrBadOp) or arguments out of range.
+		r.refuse(i, req, now)
 		return
 	}
 	if !c.hello && req.Op != native.OpHello {
@@ -1324,7 +1334,7 @@ func (r *runner) serve(i int) {
 			n = int64(c.ep.Shm().OutLen)
 		}
 		if n < 0 || n > native.MaxValues {
-			r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadRequest, Now: now})
+			r.refuse(i, req, now) // Shm.OutLen out of range
 			return
 		}
 		shm := c.ep.Shm()
@@ -1353,6 +1363,19 @@ func (r *runner) serve(i int) {
 	default:
 		r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadRequest, Now: now})
 	}
+}
+
+// refuse answers request req of client i with StatusBadRequest, as the
+// protocol says, and the client goes on. A client writing garbage gets a
+// refusal per record: the first is logged, the rest counted (its
+// accounting line).
+func (r *runner) refuse(i int, req native.Request, now int64) {
+	c := r.clients[i]
+	if c.badRequests++; c.badRequests == 1 {
+		r.log.Warn().Str("client", c.conf.Name).Uint32("op", uint32(req.Op)).Uint32("channel", req.Ch).Int64("arg", req.Arg).
+			Msg("bad request refused (the client's others are counted in its accounting line)")
+	}
+	r.reply(i, native.Reply{Op: req.Op, Status: native.StatusBadRequest, Now: now})
 }
 
 // takePosts delivers the messages client i posted (native.Client.Write
@@ -1642,7 +1665,7 @@ func (r *runner) summary() *report.Summary {
 		}
 		s.Clients[len(s.Clients)-1] = cs
 		r.log.Info().Str("client", c.conf.Name).Int64("cpu_base_ns", c.base).Int64("cpu_final_ns", c.final).
-			Int64("cpu_dispatched_ns", c.ran).Int64("cpu_while_coordinator_away_ns", c.away).Int64("cpu_unsettled_ns", c.unsettled).Float64("leak_s", cs.LeakS).Int64("blocked_unseen", st.Blocks).Msg("accounting")
+			Int64("cpu_dispatched_ns", c.ran).Int64("cpu_while_coordinator_away_ns", c.away).Int64("cpu_unsettled_ns", c.unsettled).Float64("leak_s", cs.LeakS).Int64("blocked_unseen", st.Blocks).Int64("bad_requests", c.badRequests).Msg("accounting")
 	}
 	if r.ended == "" {
 		switch {
