@@ -1178,8 +1178,8 @@ func (p *Proc) isDormant(k, tid int) bool {
 
 // setLevel puts every thread of p at SCHED_FIFO prio, re-listing p's
 // threads when one is gone or, when it lowers p, the count changed (a
-// thread created while p was dispatched is born at SCHED_OTHER, see
-// linux.SetFIFO, and must come under control with the others).
+// thread created while p was dispatched inherited ℓ1 and must come down
+// with it).
 func (m *Mechanism) setLevel(p *Proc, prio int) error {
 	if p.exited || p.reaped {
 		return nil
@@ -1253,8 +1253,8 @@ func (m *Mechanism) setThread(p *Proc, tid, prio int) (gone bool, err error) {
 	case errors.Is(err, unix.ESRCH):
 		return true, nil
 	case errors.Is(err, unix.EINVAL):
-		// Not a real-time thread (released, new, or it changed its own
-		// policy): put it (back) under control.
+		// Not a real-time thread (released, or it changed its own
+		// policy): put it back under control.
 		if err := linux.SetFIFO(tid, prio); err != nil && !errors.Is(err, unix.ESRCH) {
 			return false, fmt.Errorf("client %q thread %d: %w", p.Name, tid, err)
 		}

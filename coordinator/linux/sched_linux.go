@@ -20,20 +20,15 @@ const (
 // schedParam is struct sched_param.
 type schedParam struct{ prio int32 }
 
-// schedResetOnFork makes a thread's children (processes and threads) start
-// at SCHED_OTHER instead of inheriting its real-time policy.
-const schedResetOnFork = 0x40000000
-
 // SetFIFO sets thread tid (0: the calling thread) to SCHED_FIFO at prio.
-// What it then starts is born at SCHED_OTHER (SCHED_RESET_ON_FORK).
-func SetFIFO(tid, prio int) error { return setScheduler(tid, SchedFIFO|schedResetOnFork, prio) }
+func SetFIFO(tid, prio int) error { return setScheduler(tid, SchedFIFO, prio) }
 
 // SetRR sets thread tid to SCHED_RR at prio. From SCHED_FIFO at the same
 // priority the thread keeps running, but the kernel brings its CPU time up
 // to date on the way: a read of its CPU clock from another CPU is then
 // exact, where otherwise it lags by up to a scheduler tick (the kernel
 // only updates a running thread's time on its own CPU).
-func SetRR(tid, prio int) error { return setScheduler(tid, SchedRR|schedResetOnFork, prio) }
+func SetRR(tid, prio int) error { return setScheduler(tid, SchedRR, prio) }
 
 // SetOther returns thread tid (0: the calling thread) to SCHED_OTHER.
 func SetOther(tid int) error { return setScheduler(tid, SchedOther, 0) }
@@ -65,7 +60,6 @@ func Policy(tid int) (policy, prio int, err error) {
 	if e != 0 {
 		return 0, 0, sysErr("sched_getscheduler", e)
 	}
-	r &^= schedResetOnFork
 	var p schedParam
 	_, _, e = unix.RawSyscall(unix.SYS_SCHED_GETPARAM, uintptr(tid), uintptr(unsafe.Pointer(&p)), 0)
 	if e != 0 {
