@@ -180,3 +180,19 @@ func TestReadEveryPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestReadCutInMagic: a file that is a prefix of the MCAP magic (a run
+// killed before its first record) reads as an empty recording cut short;
+// a short file that is not is an error naming it.
+func TestReadCutInMagic(t *testing.T) {
+	for n := 0; n < len(mcap.Magic); n++ {
+		f, err := read(bytes.NewReader(mcap.Magic[:n]), int64(n), "cut.mcap", nil)
+		if err != nil || f.Complete || f.TruncatedErr == nil || f.Messages != 0 {
+			t.Fatalf("%d bytes of the magic: %+v, %v", n, f, err)
+		}
+	}
+	_, err := read(bytes.NewReader([]byte("abc")), 3, "text.mcap", nil)
+	if err == nil || !strings.Contains(err.Error(), "text.mcap") {
+		t.Fatalf("3 bytes of text: %v, want an error naming the file", err)
+	}
+}

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,8 +75,22 @@ func Read(path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, 
 // unknown). No record is larger than its file: a corrupt length is refused
 // before it is allocated.
 func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, error) {
-	r = newAttachmentGuard(r)
 	out := &File{Path: path, Attachments: map[string][]byte{}, Metadata: map[string]map[string]string{}}
+	// A file shorter than the magic that begins like it is a recording
+	// cut short before its first record (a run killed as it began): empty.
+	head := make([]byte, len(mcap.Magic))
+	n, err := io.ReadFull(r, head)
+	if err != nil && n < len(head) {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if !bytes.Equal(head[:n], mcap.Magic[:n]) {
+			return nil, fmt.Errorf("%s: not an MCAP file: %d bytes that are not its magic", path, n)
+		}
+		out.TruncatedErr = fmt.Errorf("%d bytes, cut short inside the MCAP magic", n)
+		return out, nil
+	}
+	r = newAttachmentGuard(io.MultiReader(bytes.NewReader(head), r))
 	limit := int64(maxRecord)
 	if size > 0 { // (0: not a regular file, size unknown)
 		limit = min(limit, size)
@@ -111,17 +126,26 @@ func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap
 	chans := map[uint16]*ReadChannel{}
 	var msg mcap.Message
 	buf := make([]byte, 1<<16)
+	footer := false
 	for {
 		tok, rec, err := lexNext(lex, buf)
+		if footer {
+			switch {
+			case errors.Is(err, io.EOF):
+				out.Complete = true
+				return out, nil
+			case err != nil && !errors.Is(err, ErrCorrupt) && isTruncation(err):
+				out.TruncatedErr = fmt.Errorf("the closing magic is cut short: %w", err)
+				return out, nil
+			}
+			return out, fmt.Errorf("%s: %w: bytes after the footer that are not the closing magic", path, ErrCorrupt)
+		}
 		if errors.Is(err, ErrCorrupt) {
 			return out, fmt.Errorf("%s: after %d messages: %w", path, out.Messages, err)
 		}
 		if err != nil {
 			if attErr != nil {
 				return out, fmt.Errorf("%s: %w", path, attErr)
-			}
-			if errors.Is(err, io.EOF) && out.Complete {
-				return out, nil
 			}
 			if errors.Is(err, mcap.ErrRecordTooLarge) && limit < maxRecord {
 				// The record claims more bytes than the whole file holds:
@@ -196,7 +220,12 @@ func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap
 			}
 			out.Metadata[md.Name] = md.Metadata
 		case mcap.TokenFooter:
-			out.Complete = true
+			if _, err := mcap.ParseFooter(rec); err != nil {
+				return out, fmt.Errorf("%s: footer: %w", path, err)
+			}
+			// The footer is the last record: only the closing magic
+			// may follow it (then the lexer reports io.EOF).
+			footer = true
 		}
 	}
 }
