@@ -90,11 +90,40 @@ func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap
 		out.TruncatedErr = fmt.Errorf("%d bytes, cut short inside the MCAP magic", n)
 		return out, nil
 	}
-	r = newAttachmentGuard(io.MultiReader(bytes.NewReader(head), r))
+	tap := newAttachmentTap(io.MultiReader(bytes.NewReader(head), r))
+	if out, err = readRecords(tap, limitOf(size), path, out, fn); out == nil {
+		return nil, err
+	}
+	// The attachments read whole, of a recording cut short too.
+	for _, b := range tap.bodies {
+		name, data, aerr := parseAttachment(b)
+		if aerr != nil {
+			if err == nil {
+				err = fmt.Errorf("%s: %w", path, aerr)
+			}
+			continue
+		}
+		out.Attachments[name] = data
+	}
+	if err == nil && tap.err != nil {
+		err = fmt.Errorf("%s: %w", path, tap.err)
+	}
+	return out, err
+}
+
+// limitOf is the largest record a recording of size bytes may hold (0:
+// size unknown).
+func limitOf(size int64) int64 {
 	limit := int64(maxRecord)
 	if size > 0 { // (0: not a regular file, size unknown)
 		limit = min(limit, size)
 	}
+	return limit
+}
+
+// readRecords lexes the records of a recording into out; attachments are
+// skipped (the tap keeps them).
+func readRecords(r io.Reader, limit int64, path string, out *File, fn func(ch *ReadChannel, m *mcap.Message) error) (*File, error) {
 	// A chunk is decompressed into a buffer of twice the size it claims,
 	// allocated before it is read: a small file may not claim much more
 	// than it could hold compressed (256 to 1 is beyond any real data's
@@ -102,21 +131,8 @@ func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap
 	// size is always allowed (a prefix a killed run left may end inside
 	// its first chunk).
 	chunkLimit := min(int64(maxRecord), max(256*limit, 2*DefaultChunkSize))
-	var attErr error
 	lex, err := mcap.NewLexer(r, &mcap.LexerOptions{
 		ValidateChunkCRCs: true, MaxRecordSize: int(limit), MaxDecompressedChunkSize: int(chunkLimit),
-		AttachmentCallback: func(ar *mcap.AttachmentReader) error {
-			if ar.DataSize > uint64(limit) {
-				return fmt.Errorf("attachment %s of %d bytes", ar.Name, ar.DataSize)
-			}
-			b, err := io.ReadAll(ar.Data())
-			if err != nil {
-				attErr = fmt.Errorf("attachment %s: %w", ar.Name, err)
-				return attErr
-			}
-			out.Attachments[ar.Name] = b
-			return nil
-		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: not an MCAP file: %w", path, err)
@@ -144,9 +160,6 @@ func read(r io.Reader, size int64, path string, fn func(ch *ReadChannel, m *mcap
 			return out, fmt.Errorf("%s: after %d messages: %w", path, out.Messages, err)
 		}
 		if err != nil {
-			if attErr != nil {
-				return out, fmt.Errorf("%s: %w", path, attErr)
-			}
 			if errors.Is(err, mcap.ErrRecordTooLarge) && limit < maxRecord {
 				// The record claims more bytes than the whole file holds:
 				// the file ends inside it (a killed run's, inside the chunk
