@@ -851,11 +851,12 @@ func (p *Policy) Ran(c int, s Slice) Charge {
 }
 
 // yieldsInLockstep reports whether client c gives the world its turn when it
-// blocks or uses a quantum in lockstep: a best-effort client, or one that
-// stopped listening to its clock.
+// blocks or uses a quantum in lockstep: a best-effort client, one that
+// stopped listening to its clock, or one running side work (a thread that
+// woke while it waits: no callback the world waits for).
 func (p *Policy) yieldsInLockstep(c int) bool {
 	cl := &p.clients[c]
-	return cl.conf.Class == BestEffort || cl.clockLost
+	return cl.conf.Class == BestEffort || cl.clockLost || cl.back != stRunnable
 }
 
 // rosBlocked infers what ROS client c, which just blocked, waits for: the
