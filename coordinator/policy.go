@@ -39,6 +39,10 @@ type client struct {
 	// runnable client while its wait goes on; back is the wait (the end
 	// of which still releases it), stRunnable when there is none.
 	back state
+	// sideBusy: its side work was computing when last seen (a slice of it
+	// ended by the timer): when the client waits again, the side work goes
+	// on at once, without waiting for a probe to find it.
+	sideBusy bool
 
 	cpu         int64
 	eps         int64 // timer compensation: the preempted slices' error, averaged
@@ -832,8 +836,12 @@ func (p *Policy) Ran(c int, s Slice) Charge {
 	}
 	if why == Blocked && cl.back != stRunnable {
 		// Its side work is done: back to the wait that went on.
+		cl.sideBusy = false
 		p.block(c, cl.back)
 		return ch
+	}
+	if why == Preempted && cl.back != stRunnable {
+		cl.sideBusy = true
 	}
 	if why == Blocked && cl.st == stRunnable {
 		if cl.conf.API == ROS && p.conf.Mode != Free && p.rosBlocked(c) {
@@ -930,7 +938,17 @@ func (p *Policy) Read(c int) bool {
 	}
 	p.block(c, stReading)
 	cl.wake = s
+	p.sideGoesOn(c)
 	return false
+}
+
+// sideGoesOn makes native client c, which just began to wait, run its side
+// work on when that was computing: the threads that computed beside the
+// one that waits still do (a child of it that computes).
+func (p *Policy) sideGoesOn(c int) {
+	if p.clients[c].sideBusy && p.conf.Mode != Free {
+		p.Woke(c)
+	}
 }
 
 // Idle reports that native client c finished its activation and waits until
@@ -945,6 +963,7 @@ func (p *Policy) Idle(c int, wake int64) {
 	}
 	p.block(c, stIdle)
 	cl.wake = wake
+	p.sideGoesOn(c)
 }
 
 // Actuate reports that client c published an actuator command for its
