@@ -56,7 +56,14 @@ type Conf struct {
 
 // CgroupNotes says what of the clients' cgroups could not be set up, and
 // what the run loses by it (for the log, at start).
-func (m *Mechanism) CgroupNotes() []string { return m.cg.Notes() }
+// So does a missing process events connector: then what the clients start
+// is not adopted.
+func (m *Mechanism) CgroupNotes() []string {
+	if m.pevNote != "" {
+		return append(m.cg.Notes(), m.pevNote)
+	}
+	return m.cg.Notes()
+}
 
 // Leftovers is how many processes Close found, and killed, in the run's
 // cgroups once the clients had ended.
@@ -71,6 +78,7 @@ const (
 	tagDetectorExit = TagReserved + 3
 	tagProc         = uint64(1) << 33 // | index in m.procs
 	tagExec         = uint64(1) << 34 // | index in m.procs: its exec ended
+	tagProcEvents   = TagReserved + 4
 )
 
 // Wake says why Run or Poll returned.
@@ -159,6 +167,14 @@ type Mechanism struct {
 	wakerDone chan struct{} // closed when the waker has ended
 	endTS     unix.Timespec
 	endCPU    int64 // the dispatched client's CPU clock read at the last wake
+
+	// pev reports the machine's forks and exits: what a client starts is
+	// adopted into it (see kid). pevNote says why it is missing.
+	pev        *linux.ProcEvents
+	pevBuf     []linux.ProcEvent
+	pevNote    string
+	adopted    int
+	eventsLost int
 }
 
 // Proc is a client process started by Spawn.
@@ -216,6 +232,8 @@ type Proc struct {
 	Dormancy bool
 	watch    []threadWatch // p's threads as look saw them, in tids order
 	states   []threadState // p's threads' stat files (Runnable), in tids order
+	kids     []*kid        // the processes it started (see kid)
+	level    int           // the SCHED_FIFO priority setLevel last gave it (0: released)
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
 }
 
@@ -312,6 +330,13 @@ func New(conf Conf) (m *Mechanism, err error) {
 	if err = m.ep.Add(m.timer.Fd(), tagTimer); err != nil {
 		return nil, fmt.Errorf("mechanism: %w", err)
 	}
+	if m.pev, err = linux.OpenProcEvents(); err != nil {
+		m.pev, err = nil, nil
+		m.pevNote = "processes the clients start are not adopted (their threads keep the priority they were born with, their CPU is not charged): " + err.Error()
+	} else if err = m.ep.Add(m.pev.Fd(), tagProcEvents); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
+	m.pevBuf = make([]linux.ProcEvent, 0, 256)
 	m.spawnReq = make(chan spawnReq)
 	go spawner(m.spawnReq, m.others)
 	m.parkCh, m.wakerDone = make(chan struct{}), make(chan struct{})
@@ -475,7 +500,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		m.park(m.due)
 		if m.ended {
 			// The waker ended the slice and had it charged (Done). p
-			// ran on until now: its next Run charges that (Wake.Extra).
+			// ran on until now: its next Run charges that (Wake.Extra),
+			// and its kids' CPU.
+			p.extra += p.kidsCPU()
 			m.lastWake = m.clock.Monotonic()
 			m.handback.Add(m.lastWake - m.endAt)
 			return m.endWake, nil
@@ -516,6 +543,11 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	w.From = start - w.Extra
 	w.CPU += w.Extra
+	if len(p.kids) > 0 {
+		// What its kids used, raised with it (charged, not timed: the
+		// slice's budget is p's own CPU).
+		w.CPU += p.kidsCPU()
+	}
 	return w, err
 }
 
@@ -978,6 +1010,8 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 				}
 			case tag == tagDetectorExit:
 				return ErrDetector
+			case tag == tagProcEvents:
+				m.procEvents()
 			case tag&tagExec != 0:
 				idx := int(tag &^ tagExec)
 				if idx < len(m.procs) && m.procs[idx] != nil {
@@ -1184,6 +1218,16 @@ func (m *Mechanism) setLevel(p *Proc, prio int) error {
 	if p.exited || p.reaped {
 		return nil
 	}
+	p.level = prio
+	err := m.setOwnLevel(p, prio)
+	if len(p.kids) > 0 {
+		m.levelKids(p)
+	}
+	return err
+}
+
+// setOwnLevel is setLevel for p's own threads.
+func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 	raise := prio == m.conf.Base-1
 	if p.execFd >= 0 {
 		// Until its exec is over p's one thread under control is the one
@@ -1317,6 +1361,7 @@ func (m *Mechanism) forget(p *Proc, code int) {
 	p.watch = nil
 	closeStates(p.states)
 	p.states = nil
+	m.closeKids(p)
 	if p.cmd != nil && p.cmd.Process != nil {
 		p.cmd.Process.Release()
 	}
@@ -1360,6 +1405,8 @@ func (m *Mechanism) Release(p *Proc) error {
 	p.released = true
 	p.complete = false
 	p.hasSeen = false
+	p.level = 0
+	m.levelKids(p)
 	if m.cur == p {
 		m.cur = nil
 	}
@@ -1486,6 +1533,7 @@ func (m *Mechanism) Close() error {
 	if m.ep != nil {
 		errs = append(errs, m.ep.Close())
 	}
+	errs = append(errs, m.pev.Close())
 	errs = append(errs, m.lock.Unlock())
 	return errors.Join(errs...)
 }

@@ -20,6 +20,14 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 			return true
 		}
 	}
+	// A process it started (a client waiting for its child to exit).
+	for _, k := range p.kids {
+		for _, tid := range k.tids {
+			if st, err := linux.ReadStat(k.pid, tid); err == nil && st.State == 'R' {
+				return true
+			}
+		}
+	}
 	return false
 }
 

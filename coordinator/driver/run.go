@@ -449,6 +449,12 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		if n := mech.Leftovers(); n > 0 {
 			r.notice(fmt.Sprintf("killed %d processes the clients had started that outlived them (they had left their process groups)", n))
 		}
+		if n := mech.Adopted(); n > 0 {
+			r.log.Info().Int("processes", n).Msg("adopted the processes the clients started: run and charged with them")
+		}
+		if n := mech.EventsLost(); n > 0 {
+			r.notice(fmt.Sprintf("the kernel dropped process events %d times: a process a client started may have run unadopted", n))
+		}
 	}()
 	r.stopFd, err = linux.Eventfd(0, 0)
 	if err != nil {
