@@ -37,6 +37,7 @@ func (m *Mechanism) procEvents() {
 	m.pevBuf = evs[:0]
 	if errors.Is(err, linux.ErrEventsLost) {
 		m.eventsLost++
+		m.findKids()
 	}
 	for _, e := range evs {
 		if e.Pid != e.Tgid {
@@ -50,6 +51,35 @@ func (m *Mechanism) procEvents() {
 		}
 		if p := m.owner(e.Pid); p != nil && p.Pid != e.Pid {
 			m.letGo(p, e.Pid)
+		}
+	}
+}
+
+// findKids adopts the children of the clients and their kids that are
+// not kids yet: the forks whose events the kernel dropped (a child that
+// already left its parent is found by no one, and ends with the run's
+// cgroups).
+func (m *Mechanism) findKids() {
+	for _, p := range m.procs {
+		if p == nil || p.reaped || p.exited {
+			continue
+		}
+		for i := 0; i <= len(p.kids); i++ { // p's kids grow as it goes
+			pid, tids := p.Pid, p.tids
+			if i > 0 {
+				pid, tids = p.kids[i-1].pid, p.kids[i-1].tids
+			}
+			for _, tid := range tids {
+				kids, err := linux.Children(pid, tid)
+				if err != nil {
+					continue
+				}
+				for _, k := range kids {
+					if m.owner(k) == nil {
+						m.adopt(p, k)
+					}
+				}
+			}
 		}
 	}
 }

@@ -131,6 +131,23 @@ func ids(path, what string) ([]int, error) {
 	return tids, nil
 }
 
+// Children lists the processes thread tid of process pid forked that are
+// still its children (/proc/PID/task/TID/children).
+func Children(pid, tid int) ([]int, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/children"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var kids []int
+	for _, f := range bytes.Fields(b) {
+		if k, err := strconv.Atoi(string(f)); err == nil {
+			kids = append(kids, k)
+		}
+	}
+	return kids, nil
+}
+
 // ErrGone is returned by TaskDir methods when the process no longer exists.
 var ErrGone = errors.New("process gone")
 

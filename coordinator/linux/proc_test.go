@@ -479,3 +479,23 @@ func TestStateFile(t *testing.T) {
 		t.Fatalf("exited process: %v, want ErrGone", err)
 	}
 }
+
+// Children lists a child this thread started, and nothing once it is
+// reaped.
+func TestChildren(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kids, err := Children(os.Getpid(), unix.Gettid())
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err != nil || !slices.Contains(kids, cmd.Process.Pid) {
+		t.Fatalf("children %v (%v), want %d among them", kids, err, cmd.Process.Pid)
+	}
+	if kids, err := Children(os.Getpid(), unix.Gettid()); err != nil || slices.Contains(kids, cmd.Process.Pid) {
+		t.Fatalf("after the reap: %v (%v)", kids, err)
+	}
+}

@@ -28,8 +28,11 @@ func OpenProcEvents() (*ProcEvents, error) {
 		return nil, os.NewSyscallError("bind process events", err)
 	}
 	// A larger buffer than the default: a burst of forks elsewhere on the
-	// machine must not overflow it between two reads.
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 1<<20)
+	// machine must not overflow it between two reads. SO_RCVBUFFORCE
+	// passes net.core.rmem_max (root); SO_RCVBUF is capped by it.
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
+	}
 	var msg [nlmsgHdrLen + cnMsgLen + 4]byte
 	ne := binary.NativeEndian
 	ne.PutUint32(msg[0:], uint32(len(msg)))
