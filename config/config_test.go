@@ -446,6 +446,30 @@ func TestLoadResolvesDir(t *testing.T) {
 	}
 }
 
+// A model's file params (mujoco's mjcf) are relative to the scenario's
+// folder; absolute ones and other models' params are left alone.
+func TestLoadResolvesModelFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ dynamics, key, want string }{
+		{"{model: mujoco, step: 2ms, params: {mjcf: models/arm.xml}}", "mjcf", filepath.Join(dir, "models/arm.xml")},
+		{"{model: mujoco, step: 2ms, params: {mjcf: /m/arm.xml}}", "mjcf", "/m/arm.xml"},
+		{"{model: pendulum, step: 1ms, params: {mjcf: arm.xml}}", "mjcf", "arm.xml"},
+	} {
+		p := filepath.Join(dir, "s.yaml")
+		src := strings.Replace(minimal, "{model: pendulum, step: 1ms}", tc.dynamics, 1)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Dynamics.Params[tc.key]; got != tc.want {
+			t.Errorf("%s: %s = %v, want %s", tc.dynamics, tc.key, got, tc.want)
+		}
+	}
+}
+
 func TestDefaultNameFromPath(t *testing.T) {
 	for path, want := range map[string]string{"": "scenario", "a/b/run.yaml": "run", "run.yml": "run", "x": "x"} {
 		s, err := Parse([]byte(minimal), path)

@@ -115,7 +115,21 @@ func decode(data []byte, path string, abs bool) (s *Scenario, errs Errors, dropp
 	if errors.Is(d.budgetErr(), errBudget) {
 		return nil, d.errs, d.dropped
 	}
+	s.Dynamics.resolveFiles(s.Dir)
 	return s, d.errs, d.dropped
+}
+
+// modelFiles names, per model, the params that are file paths.
+var modelFiles = map[string][]string{"mujoco": {"mjcf"}}
+
+// resolveFiles makes the model's file params that are relative paths
+// relative to dir, the scenario's folder (as a client's dir is).
+func (dy *Dynamics) resolveFiles(dir string) {
+	for _, k := range modelFiles[dy.Model] {
+		if p, ok := dy.Params[k].(string); ok && p != "" && !filepath.IsAbs(p) {
+			dy.Params[k] = filepath.Join(dir, p)
+		}
+	}
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

@@ -170,7 +170,9 @@ type Dynamics struct {
 	// Step is the model's integration step. Required, > 0.
 	Step Duration `yaml:"step"`
 	// Params are model-specific settings, passed through unchecked (nested
-	// mappings are map[string]any, lists []any, numbers int or float64).
+	// mappings are map[string]any, lists []any, numbers int or float64),
+	// except that a model's file paths (mujoco's mjcf) are made relative
+	// to the scenario's folder.
 	Params map[string]any `yaml:"params"`
 }
 
