@@ -46,6 +46,20 @@ type Resetter interface {
 	Reset()
 }
 
+// Failer is implemented by a World that can fail while it steps (a physics
+// engine whose state became unstable): Err is nil until then, and the
+// first failure from then on; a failed world keeps its time going but no
+// longer moves. The coordinator ends the run with it.
+type Failer interface {
+	Err() error
+}
+
+// Closer is implemented by a World that holds resources outside Go's heap
+// (a physics engine's model); the coordinator closes it after the run.
+type Closer interface {
+	Close()
+}
+
 // JointNamer is implemented by a World whose observation is more than one
 // joint's position and velocity: body b's observation is
 // [positions..., velocities...] of the joints JointNames(b) names. The ROS

@@ -18,6 +18,8 @@ var _ interface {
 	World
 	JointNamer
 	Resetter
+	Failer
+	Closer
 } = (*mujoco.World)(nil)
 
 // newMuJoCo builds the "mujoco" model: params {mjcf: path} (required).

@@ -17,6 +17,9 @@ const (
 	// EndStalled begins Ended when the watchdog ended a run whose virtual
 	// time stood still for stall_timeout; its diagnosis follows.
 	EndStalled = "stalled"
+	// EndWorldFailed begins Ended when the world failed while it stepped
+	// (a physics engine's state became unstable); its error follows.
+	EndWorldFailed = "world failed"
 	EndRunning = "" // not ended yet
 )
 

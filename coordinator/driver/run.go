@@ -169,6 +169,7 @@ type runner struct {
 	pol     *coordinator.Policy
 	mech    *Mechanism
 	world   dynamics.World
+	failer  dynamics.Failer // world, when it can fail as it steps
 	clients []*runClient
 	stopFd  int
 
@@ -308,6 +309,9 @@ func Run(rc RunConf) (*report.Summary, error) {
 		done <- result{s, err}
 	}()
 	res := <-done
+	if c, ok := r.world.(dynamics.Closer); ok {
+		c.Close() // the summary has read it
+	}
 	return res.s, res.err
 }
 
@@ -406,11 +410,34 @@ func (r *runner) prepare() error {
 	if err != nil {
 		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
 	}
+	if err := fitsNative(world, sc.Dynamics.Model); err != nil {
+		if c, ok := world.(dynamics.Closer); ok {
+			c.Close()
+		}
+		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
+	}
 	r.world = world
+	r.failer, _ = world.(dynamics.Failer)
 	r.obs = make([][native.MaxValues]float64, world.Bodies())
 	r.obsN = make([]int, world.Bodies())
 	for b := range r.obs {
 		r.obsN[b] = world.Observe(b, r.obs[b][:])
+	}
+	return nil
+}
+
+// fitsNative checks that every body's observation and command fit the
+// native protocol's MaxValues (the held samples, the commands and the
+// recording are that size): a larger world would be cut without a word.
+func fitsNative(w dynamics.World, model string) error {
+	for b := 0; b < w.Bodies(); b++ {
+		if n := w.ObservationLen(b); n > native.MaxValues {
+			return fmt.Errorf("model %s: body %d observes %d values (positions and velocities of %d joints); tcs carries at most %d (%d joints)",
+				model, b, n, n/2, native.MaxValues, native.MaxValues/2)
+		}
+		if n := w.CommandLen(b); n > native.MaxValues {
+			return fmt.Errorf("model %s: body %d takes %d command values (actuators); tcs carries at most %d", model, b, n, native.MaxValues)
+		}
 	}
 	return nil
 }
@@ -1152,6 +1179,14 @@ func (r *runner) step(a coordinator.Action) {
 		s := min(h, step)
 		r.world.Step(s)
 		h -= s
+	}
+	if r.failer != nil {
+		if err := r.failer.Err(); err != nil && r.ended == "" {
+			// The physics no longer moves: what the clients do from now
+			// on means nothing. The run ends with the world's error.
+			r.ended = report.EndWorldFailed + ": " + err.Error()
+			r.log.Error().Err(err).Float64("virtual_s", float64(a.To)/1e9).Msg("the world failed")
+		}
 	}
 	if a.Boundary {
 		for b := range r.obs {
