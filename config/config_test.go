@@ -270,7 +270,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown client", strings.Replace(minimal, "period: 1ms", "periode: 1ms", 1), 10, "robots[0].clients[0].periode", `valid fields in robots[0].clients[0] are: name, cmd, api, class, period,`},
 		{"unknown dynamics", "dynamics: {model: p, stp: 1ms}\n", 1, "dynamics.stp", "did you mean step?"},
 		{"unknown free", "free: {speed: 2}\n", 1, "free.speed", "valid fields in free are: rtf"},
-		{"unknown robot", "robots: [{name: a, cpu: 1}]\n", 1, "robots[0].cpu", "valid fields in robots[0] are: name, cpu_scale, clients"},
+		{"unknown robot", "robots: [{name: a, cpu: 1}]\n", 1, "robots[0].cpu", "valid fields in robots[0] are: name, cpu_scale, command_topic, clients"},
 		{"duplicate key", "duration: 1s\nduration: 2s\n", 2, "duration", "appears twice"},
 		{"bad duration", "duration: abc\n", 1, "duration", `"abc" is not a duration; write it like 1ms or 0.01s`},
 		{"bad period", strings.Replace(minimal, "period: 1ms", "period: abc", 1), 10, "robots[0].clients[0].period", `"abc" is not a duration; write it like 1ms or 0.01s`},
@@ -466,6 +466,17 @@ func TestLoadResolvesModelFiles(t *testing.T) {
 		}
 		if got := s.Dynamics.Params[tc.key]; got != tc.want {
 			t.Errorf("%s: %s = %v, want %s", tc.dynamics, tc.key, got, tc.want)
+		}
+	}
+}
+
+// A robot's command topic: /<robot>/command by default; command_topic
+// absolute as written, relative in the robot's namespace.
+func TestCommandTopic(t *testing.T) {
+	for topic, want := range map[string]string{"": "/arm/command", "/fpc/commands": "/fpc/commands", "fpc/commands": "/arm/fpc/commands"} {
+		s := mustParse(t, strings.Replace(minimal, "  - name: arm\n", "  - name: arm\n    command_topic: \""+topic+"\"\n", 1))
+		if got := s.Robots[0].Command(); got != want || s.Robots[0].CommandTopic != topic {
+			t.Errorf("command_topic %q: Command() %q (field %q), want %q", topic, got, s.Robots[0].CommandTopic, want)
 		}
 	}
 }

@@ -22,7 +22,7 @@ var (
 	rosFields      = []string{"master", "startup_timeout", "diagnostics_period", "relay", "transport", "distro"}
 	relayFields    = []string{"topic", "from"}
 	dynamicsFields = []string{"model", "step", "params"}
-	robotFields    = []string{"name", "cpu_scale", "clients"}
+	robotFields    = []string{"name", "cpu_scale", "command_topic", "clients"}
 	clientFields   = []string{"name", "cmd", "api", "class", "period", "priority", "cpu_scale",
 		"subscribes", "log", "env", "dir", "attach"}
 )
@@ -602,6 +602,9 @@ func (d *decoder) robot(n *yaml.Node, path string, s *Scenario) Robot {
 	}
 	if n := f["cpu_scale"]; n != nil {
 		d.float(n, join(path, "cpu_scale"), &r.CPUScale, "1.0")
+	}
+	if n := f["command_topic"]; n != nil {
+		d.str(n, join(path, "command_topic"), &r.CommandTopic, "/forward_position_controller/commands")
 	}
 	if n := f["clients"]; n != nil {
 		items, _ := d.list(n, join(path, "clients"), "- name: pd")

@@ -182,8 +182,26 @@ type Robot struct {
 	Name string `yaml:"name"`
 	// CPUScale is the default cpu_scale of its clients (default 1.0).
 	CPUScale float64 `yaml:"cpu_scale"`
+	// CommandTopic is the topic its actuator command arrives on (ROS
+	// clients); empty: /<name>/command, a std_msgs/Float64 for one value
+	// and a Float64MultiArray for more. Set, it is the topic of a
+	// ros2_control forward command controller (/<controller>/commands),
+	// always a std_msgs/Float64MultiArray whose data[i] is actuator i; a
+	// name without a leading / is in the robot's namespace.
+	CommandTopic string `yaml:"command_topic"`
 	// Clients in file order. At least one.
 	Clients []Client `yaml:"clients"`
+}
+
+// Command is the robot's command topic, resolved (see CommandTopic).
+func (r *Robot) Command() string {
+	switch {
+	case r.CommandTopic == "":
+		return "/" + r.Name + "/command"
+	case strings.HasPrefix(r.CommandTopic, "/"):
+		return r.CommandTopic
+	}
+	return "/" + r.Name + "/" + r.CommandTopic
 }
 
 // Client is one process the coordinator runs.

@@ -142,6 +142,7 @@ func (s *Scenario) validate() Errors {
 		c.add("robots", "needs at least one robot (- name: arm, with its clients); robot j controls dynamics body j")
 	}
 	robotNames := map[string]string{}
+	commands := map[string]string{}    // command topic → robot
 	clientNames := map[string]string{} // name → its field path
 	logs := map[string]string{}        // cleaned log path relative to the output folder → client
 	for _, ref := range s.Clients() {
@@ -160,6 +161,17 @@ func (s *Scenario) validate() Errors {
 		if len(r.Clients) == 0 {
 			c.add(join(rp, "clients"), "needs at least one client (- name: pd, cmd: [...], class: periodic, period: 1ms)")
 		}
+		if t := r.CommandTopic; t != "" {
+			switch full := r.Command(); {
+			case commands[full] != "":
+				c.add(join(rp, "command_topic"), "%s is also the command topic of robot %s; each robot needs its own", full, commands[full])
+			case !topicPattern.MatchString(full):
+				c.add(join(rp, "command_topic"), "%q is not a topic name; write it like /forward_position_controller/commands", t)
+			case strings.HasPrefix(full, "/tcs/") || full == "/clock" || full == "/diagnostics":
+				c.add(join(rp, "command_topic"), "%s is a topic of tcs itself; name your controller's command topic", full)
+			}
+		}
+		commands[r.Command()] = r.Name
 		priorities := map[int]string{}
 		for ci := range r.Clients {
 			c.client(&r.Clients[ci], index(join(rp, "clients"), ci), clientNames, priorities, logs)
@@ -167,6 +179,10 @@ func (s *Scenario) validate() Errors {
 	}
 	return c.errs
 }
+
+// topicPattern is an absolute ROS topic name: segments of letters, digits
+// and _, not beginning with a digit.
+var topicPattern = regexp.MustCompile(`^(/[A-Za-z_][A-Za-z0-9_]*)+$`)
 
 // name checks the name of the robot or client at path p: required, of the
 // allowed characters, unique among seen (name → path of the first).

@@ -106,6 +106,15 @@ func TestValidate(t *testing.T) {
 		{"env name with =", func(s *Scenario) { s.Robots[0].Clients[0].Env["A=B"] = "x" }, "robots[0].clients[0].env", `variable name "A=B" is not valid`},
 		{"env value NUL", func(s *Scenario) { s.Robots[0].Clients[0].Env["K"] = "\x00" }, "robots[0].clients[0].env.K", "contains a NUL byte"},
 		{"dir NUL", func(s *Scenario) { s.Robots[0].Clients[0].Dir = "\x00" }, "robots[0].clients[0].dir", "contains a NUL byte"},
+		{"command_topic ok", func(s *Scenario) { s.Robots[0].CommandTopic = "/forward_position_controller/commands" }, "", ""},
+		{"command_topic relative ok", func(s *Scenario) { s.Robots[0].CommandTopic = "effort_controller/commands" }, "", ""},
+		{"command_topic bad", func(s *Scenario) { s.Robots[0].CommandTopic = "/a b" }, "robots[0].command_topic", `"/a b" is not a topic name`},
+		{"command_topic trailing slash", func(s *Scenario) { s.Robots[0].CommandTopic = "/ctl/" }, "robots[0].command_topic", "is not a topic name"},
+		{"command_topic twice", func(s *Scenario) {
+			s.Robots[0].CommandTopic = "/ctl/commands"
+			s.Robots[1].CommandTopic = "/ctl/commands"
+		}, "robots[1].command_topic", "/ctl/commands is also the command topic of robot"},
+		{"command_topic of tcs", func(s *Scenario) { s.Robots[0].CommandTopic = "/clock" }, "robots[0].command_topic", "/clock is a topic of tcs itself"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

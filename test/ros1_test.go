@@ -96,6 +96,37 @@ func pendulumScenario(t *testing.T, name, duration, extra, clients string) strin
 	return path
 }
 
+// A robot whose command_topic names a ros2_control forward command
+// controller's topic takes its command there as a Float64MultiArray: the
+// rospy controller, publishing on that topic, balances the pendulum, and
+// the recording holds its commands under that name.
+func TestROS1CommandTopic(t *testing.T) {
+	needRT(t)
+	topic := "/forward_effort_controller/commands"
+	cmd := append(rosController(t, "rospy"), "_array:=true", "command:="+topic)
+	path := rosScenario(t, cmd, 10*time.Millisecond, "5s", "")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(b), "  - name: arm\n", "  - name: arm\n    command_topic: "+topic+"\n", 1)
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := runCompleted(t, 5*time.Minute, path)
+	checkPeriods(t, client(t, s, "pd"), 501)
+	checkBalanced(t, s, 0)
+	var n int64
+	for _, tp := range s.Recording.Topics {
+		if tp.Topic == topic {
+			n = tp.Messages
+		}
+	}
+	if n < 400 {
+		t.Errorf("the recording holds %d commands on %s, want one per activation (~500)", n, topic)
+	}
+}
+
 // Unmodified rospy and roscpp PD controllers at 100 Hz and 1 kHz on the
 // pendulum, consistent mode, 10 s virtual (issue 3's acceptance), and the
 // goroslib one at 100 Hz. (At 1 kHz the goroslib node misses a deadline

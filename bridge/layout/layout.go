@@ -15,8 +15,13 @@ import (
 // Robot is one robot as a bridge publishes it.
 type Robot struct {
 	// Name is the robot's namespace: its topics are /<Name>/joint_states
-	// (sensor) and /<Name>/command (actuator).
+	// (sensor) and, unless Command names another, /<Name>/command
+	// (actuator).
 	Name string
+	// Command is its actuator topic when the scenario names one (a
+	// ros2_control forward command controller's /<controller>/commands):
+	// then always a std_msgs/Float64MultiArray. Empty: CommandTopic(Name).
+	Command string
 	// Joints names the joints of its JointState; the observation a sample
 	// carries is [positions..., velocities...].
 	Joints []string
@@ -24,6 +29,19 @@ type Robot struct {
 	// std_msgs Float64, more a Float64MultiArray.
 	Commands int
 }
+
+// CommandName is r's actuator topic.
+func (r Robot) CommandName() string {
+	if r.Command != "" {
+		return r.Command
+	}
+	return CommandTopic(r.Name)
+}
+
+// MultiArray reports whether r's command is a std_msgs/Float64MultiArray
+// (more than one value, or a controller's topic the scenario named), not a
+// Float64.
+func (r Robot) MultiArray() bool { return r.Commands > 1 || r.Command != "" }
 
 // Client is one client of the run; a Layout's clients are indexed like
 // the run's (robots in order, their clients in order).
@@ -70,6 +88,9 @@ func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
 	}
 	for j, r := range sc.Robots {
 		rb := Robot{Name: r.Name, Joints: dynamics.JointNames(w, sc.Dynamics.Model, j), Commands: w.CommandLen(j)}
+		if r.CommandTopic != "" {
+			rb.Command = r.Command()
+		}
 		if rb.Commands > maxCommand {
 			return l, fmt.Errorf("%s: dynamics %s: body %d takes %d command values, the ROS bridge at most %d",
 				sc.File, sc.Dynamics.Model, j, rb.Commands, maxCommand)

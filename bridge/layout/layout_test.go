@@ -53,6 +53,31 @@ func TestOfPursuit(t *testing.T) {
 	}
 }
 
+// A robot's command_topic names its actuator topic, always a
+// Float64MultiArray (a ros2_control forward command controller's); without
+// one, /<robot>/command, a Float64 for one value.
+func TestCommandTopic(t *testing.T) {
+	src := strings.Replace(pursuit, "  - name: prey\n", "  - name: prey\n    command_topic: forward_effort_controller/commands\n", 1)
+	sc, err := config.Parse([]byte(src), "pursuit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Of(sc, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prey, pred := l.Robots[0], l.Robots[1]
+	if prey.CommandName() != "/prey/forward_effort_controller/commands" || !prey.MultiArray() {
+		t.Errorf("prey: %s, multi-array %v", prey.CommandName(), prey.MultiArray())
+	}
+	if pred.CommandName() != "/predator/command" || !pred.MultiArray() {
+		t.Errorf("predator (6 values): %s, multi-array %v", pred.CommandName(), pred.MultiArray())
+	}
+	if one := (Robot{Name: "arm", Commands: 1}); one.CommandName() != "/arm/command" || one.MultiArray() {
+		t.Errorf("one value: %s, multi-array %v", one.CommandName(), one.MultiArray())
+	}
+}
+
 func TestCheck(t *testing.T) {
 	robots := []Robot{{Name: "r", Commands: 3}}
 	clients := []Client{{Name: "a", Robot: 0, ROS: true}, {Name: "n", Robot: 0}}

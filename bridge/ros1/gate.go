@@ -161,7 +161,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, p)
-		if _, err := n.Subscribe(layout.CommandTopic(r.Name), commandType(r), func(in *InConn) { g.add(j, in) }); err != nil {
+		if _, err := n.Subscribe(r.CommandName(), commandType(r), func(in *InConn) { g.add(j, in) }); err != nil {
 			return nil, err
 		}
 	}
@@ -205,7 +205,7 @@ func (g *Gate) addRelay(k int, in *InConn) {
 
 // commandType is robot r's actuator message type.
 func commandType(r GateRobot) msgs.Type {
-	if r.Commands > 1 {
+	if r.MultiArray() {
 		return msgs.Float64MultiArray
 	}
 	return msgs.Float64
@@ -383,8 +383,8 @@ func (g *Gate) frameIn(body []byte) {
 		g.msgFn(gc.relay, gc.client, body)
 		return
 	}
-	if k := g.conf.Robots[gc.robot].Commands; k > 1 {
-		g.frameArray(gc, body, k)
+	if rb := g.conf.Robots[gc.robot]; rb.MultiArray() {
+		g.frameArray(gc, body, max(rb.Commands, 1))
 		return
 	}
 	v, err := msgs.DecodeFloat64(body)
@@ -516,6 +516,7 @@ func (g *Gate) Missing(i int, graph *Graph) string {
 	c := g.conf.Clients[i]
 	id := g.callers[i]
 	robot := g.conf.Robots[c.Robot].Name
+	command := g.conf.Robots[c.Robot].CommandName()
 	var miss []string
 	if !slices.Contains(g.private[i].Subscribers(), id) {
 		miss = append(miss, "not subscribed to its clock "+layout.ClockTopic(c.Name))
@@ -526,13 +527,13 @@ func (g *Gate) Missing(i int, graph *Graph) string {
 	if slices.Contains(graph.Subscribers[layout.SensorTopic(robot)], id) && !slices.Contains(g.sensors[c.Robot].Subscribers(), id) {
 		miss = append(miss, "subscribed to "+layout.SensorTopic(robot)+" but not connected yet")
 	}
-	if slices.Contains(graph.Publishers[layout.CommandTopic(robot)], id) {
+	if slices.Contains(graph.Publishers[command], id) {
 		found := false
 		for _, gc := range *g.conns.Load() {
 			found = found || gc.client == i
 		}
 		if !found {
-			miss = append(miss, "publishes "+layout.CommandTopic(robot)+" but tcs is not connected to it yet")
+			miss = append(miss, "publishes "+command+" but tcs is not connected to it yet")
 		}
 	}
 	for k, rl := range g.relays {

@@ -37,7 +37,7 @@ const MaxCommand = 64
 // commandType is the ROS 2 type of a robot's command topic: Float64 for
 // one value, Float64MultiArray for more.
 func commandType(r GateRobot) string {
-	if r.Commands > 1 {
+	if r.MultiArray() {
 		return rmsgs.Float64MultiArray
 	}
 	return rmsgs.Float64
@@ -169,7 +169,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, w)
-		rd, err := n.Reader(layout.CommandTopic(r.Name), commandType(r), Commands, true)
+		rd, err := n.Reader(r.CommandName(), commandType(r), Commands, true)
 		if err != nil {
 			return nil, err
 		}
@@ -471,7 +471,7 @@ func (g *Gate) Drain(cmd func(robot, client int, cmd []float64), msg func(relay,
 
 // decodeCommand reads robot j's command sample into g.vals.
 func (g *Gate) decodeCommand(j int, sample []byte) ([]float64, error) {
-	if g.conf.Robots[j].Commands <= 1 {
+	if !g.conf.Robots[j].MultiArray() {
 		v, err := rmsgs.DecodeFloat64(sample)
 		g.vals[0] = v
 		return g.vals[:1], err
@@ -566,15 +566,16 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 			continue
 		}
 		robot := g.conf.Robots[c.Robot].Name
+		command := g.conf.Robots[c.Robot].CommandName()
 		for _, e := range subs {
 			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+layout.SensorTopic(robot) && s.sensor[c.Robot]&(1<<i) == 0 {
 				miss = append(miss, "subscribed to "+layout.SensorTopic(robot)+" but not matched yet (QoS or type?)")
 			}
 		}
 		for _, e := range pubs {
-			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+layout.CommandTopic(robot) {
+			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+command {
 				if !g.matchedPub(g.cmds[c.Robot], e.Key) {
-					miss = append(miss, "publishes "+layout.CommandTopic(robot)+" but tcs is not matched to it yet (type "+rmsgs.ROSType(e.Type)+"?)")
+					miss = append(miss, "publishes "+command+" but tcs is not matched to it yet (type "+rmsgs.ROSType(e.Type)+"?)")
 				}
 			}
 		}

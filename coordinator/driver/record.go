@@ -97,13 +97,13 @@ func (r *runner) recOpen() error {
 	steps := &stepExpander{clock: h.clock}
 	for j, rb := range r.sc.Robots {
 		h.sensor = append(h.sensor, add(record.JointState.Channel(layout.SensorTopic(rb.Name))))
-		multi := r.world.CommandLen(j) != 1
+		multi := r.world.CommandLen(j) != 1 || rb.CommandTopic != ""
 		h.multi = append(h.multi, multi)
 		k := record.Float64
 		if multi {
 			k = record.Float64MultiArray
 		}
-		h.command = append(h.command, add(k.Channel(layout.CommandTopic(rb.Name))))
+		h.command = append(h.command, add(k.Channel(rb.Command())))
 		h.joints = append(h.joints, dynamics.JointNames(r.world, r.sc.Dynamics.Model, j))
 		h.robotNames = append(h.robotNames, rb.Name)
 	}

@@ -4,7 +4,9 @@
 Subscribes to joint_states (sensor_msgs/JointState: position[0] = theta,
 velocity[0] = theta dot) and publishes the torque on command
 (std_msgs/Float64) at ~rate Hz (default 1000) of ROS time, toward ~target rad
-(default pi, upright). With ~plans true it also takes its target from the
+(default pi, upright); with ~array true the command is a
+std_msgs/Float64MultiArray of one value instead (a ros2_control forward
+command controller's layout). With ~plans true it also takes its target from the
 plans on plan (geometry_msgs/PointStamped, point.y) and prints each as
 "got plan <n> stamp_ns <its stamp> at_ns <ROS time when it arrived>". With
 /use_sim_time true, ROS time is the /clock topic
@@ -21,7 +23,7 @@ import sys
 
 import rospy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64
+from std_msgs.msg import Float64, Float64MultiArray
 from geometry_msgs.msg import PointStamped
 
 # controllers.DefaultPD()
@@ -113,7 +115,10 @@ def main():
     # hand it to a publisher thread that may still hold it (or replace it
     # with the next one) while the node sleeps. rospy prints a SyntaxWarning
     # about the missing queue_size once; that is the price.
-    pub = rospy.Publisher("command", Float64, queue_size=None)
+    # ~array true: the command is a std_msgs/Float64MultiArray of one value,
+    # as a ros2_control forward command controller takes it.
+    array = rospy.get_param("~array", False) is True
+    pub = rospy.Publisher("command", Float64MultiArray if array else Float64, queue_size=None)
     rospy.loginfo("%g Hz on ROS time, target %g rad, %s -> %s",
                   hz, target, rospy.resolve_name("joint_states"), rospy.resolve_name("command"))
 
@@ -131,7 +136,7 @@ def main():
         activations += 1
         js = latest[0]
         u = 0.0 if js is None else torque(js[0], js[1], goal[0])
-        pub.publish(Float64(u))
+        pub.publish(Float64MultiArray(data=[u]) if array else Float64(u))
         try:
             rate.sleep()
         except rospy.ROSInterruptException:
