@@ -692,6 +692,12 @@ func TestChaosFork(t *testing.T) {
 				if then == "exit" && (chaos.ExitCode == nil || *chaos.ExitCode != 0) {
 					t.Errorf("chaos: exit code %s, want 0", fmtPtr(chaos.ExitCode))
 				}
+				// The children, adopted, are charged to their client: one
+				// that spins through the run costs it far more than its
+				// own 100 activations of a few µs (without adoption: ms).
+				if then == "spin" && chaos.CPUS < 0.1 {
+					t.Errorf("chaos: cpu_s %g with children that spin: their CPU was not charged to it", chaos.CPUS)
+				}
 			})
 		}
 	}
