@@ -264,6 +264,48 @@ func checkCommands(t *testing.T, mcapPath string, period int64, mode string) int
 	return n
 }
 
+// A robot whose command_topic names a ros2_control forward command
+// controller's topic takes its command there as a Float64MultiArray: the
+// rclpy controller, remapped to publish on it, balances the pendulum, and
+// the recording holds its commands under that name.
+func TestROS2CommandTopic(t *testing.T) {
+	env, tcs, _ := ros2Real(t)
+	topic := "/forward_effort_controller/commands"
+	cmd := []string{rosenv.Python, rclpyScript(t, "rclpy_pd.py"), "--ros-args", "-p", "rate:=100.0", "-p", "array:=true", "-r", "command:=" + topic}
+	path := ros2Scenario(t, "ros2-command-topic", "5s", 10*time.Millisecond, cmd, "")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(b), "  - name: arm\n", "  - name: arm\n    command_topic: "+topic+"\n", 1)
+	if y == string(b) {
+		t.Fatalf("no robot arm in %s", path)
+	}
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := tcsBin
+	tcsBin = tcs
+	defer func() { tcsBin = old }()
+	r := runTCSEnv(t, env.Vars, 5*time.Minute, path)
+	if r.code != 0 || r.sum.Ended != report.EndCompleted {
+		if c := r.sum.Clients; len(c) > 0 {
+			t.Logf("log of pd:\n%s", tail(c[0].Log, 30))
+		}
+		t.Fatalf("exit %d, ended %q", r.code, r.sum.Ended)
+	}
+	checkBalanced(t, r.sum, 0)
+	var n int64
+	for _, tp := range r.sum.Recording.Topics {
+		if tp.Topic == topic {
+			n = tp.Messages
+		}
+	}
+	if n < 400 {
+		t.Errorf("the recording holds %d commands on %s, want one per activation (~500)", n, topic)
+	}
+}
+
 // Real rclcpp and rclpy controllers on the pendulum in the three modes.
 func TestROS2RealNodes(t *testing.T) {
 	nodes := []ros2Node{

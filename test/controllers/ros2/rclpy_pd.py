@@ -4,7 +4,8 @@
 Nothing in it knows about tcs. A timer made with Node.create_timer (on the
 node clock: sim time when use_sim_time is true) computes the torque from the
 newest joint_states (sensor_msgs/msg/JointState: position[0] = theta,
-velocity[0] = theta dot) and publishes it on command (std_msgs/msg/Float64).
+velocity[0] = theta dot) and publishes it on command (std_msgs/msg/Float64;
+with the parameter array true a Float64MultiArray of one value).
 The law is controllers/pdlaw.go's DefaultPD. Each timer callback prints
 "tick <ROS time ns>". Parameters: rate (Hz, default 100.0), target (rad,
 default pi).
@@ -18,7 +19,7 @@ import sys
 import rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64
+from std_msgs.msg import Float64, Float64MultiArray
 
 # controllers.DefaultPD()
 KP, KD, KE, CATCH, MAX_TORQUE = 40.0, 8.0, 2.0, 0.5, 5.0
@@ -57,7 +58,10 @@ class PD(Node):
         if not 0 < self.hz <= 1e6 or not math.isfinite(self.target):
             raise ValueError("rate must be in (0, 1e6] Hz and target finite")
         self.latest = None
-        self.pub = self.create_publisher(Float64, "command", 10)
+        # array true: the command is a std_msgs/Float64MultiArray of one
+        # value, as a ros2_control forward command controller takes it.
+        self.array = bool(self.declare_parameter("array", False).value)
+        self.pub = self.create_publisher(Float64MultiArray if self.array else Float64, "command", 10)
         self.create_subscription(JointState, "joint_states", self.on_state, 10)
         self.create_timer(1.0 / self.hz, self.on_timer)
         self.get_logger().info("%g Hz on the node clock, target %g rad" % (self.hz, self.target))
@@ -70,7 +74,8 @@ class PD(Node):
     def on_timer(self):
         print("tick %d" % self.get_clock().now().nanoseconds, flush=True)
         js = self.latest
-        self.pub.publish(Float64(data=0.0 if js is None else torque(js[0], js[1], self.target)))
+        u = 0.0 if js is None else torque(js[0], js[1], self.target)
+        self.pub.publish(Float64MultiArray(data=[u]) if self.array else Float64(data=u))
 
 
 def main():
