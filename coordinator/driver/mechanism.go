@@ -1280,8 +1280,11 @@ func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 		if p.tids, err = p.tasks.List(p.tids); err != nil {
 			return nil
 		}
-		// The threads changed: none is dormant until the next look.
+		// The threads changed: none is dormant until the next look. Their
+		// stat files (Runnable) follow the list now, once, rather than
+		// at the first probe of p, whenever in the run that comes.
 		p.wake()
+		p.syncStates()
 	}
 	p.released = false
 	p.complete = false
