@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/coordinator"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 	"github.com/tcs-robotics/tcs/report"
 )
@@ -140,8 +141,10 @@ func chaosExit(t *testing.T, lang chaosLang, way exitWay, state, onExit string, 
 		if chaos.ExitCode == nil || *chaos.ExitCode != way.code {
 			t.Errorf("chaos: exit code %s, want %d", fmtPtr(chaos.ExitCode), way.code)
 		}
-		// Its progress, which may lead the world by a quantum.
-		if at := chaos.ExitedAtS; at == nil || *at < 0 || *at > s.VirtualS+s.QuantumS {
+		// Its progress, which may lead the world by a quantum and the
+		// lateness of the slice's end that is still charged (up to the
+		// policy's LateCap; beyond, the host's, not charged).
+		if at := chaos.ExitedAtS; at == nil || *at < 0 || *at > s.VirtualS+s.QuantumS+float64(coordinator.DefaultLateCap)/1e9 {
 			t.Errorf("chaos: exited at %s s, outside the run's %g s", fmtPtr(at), s.VirtualS)
 		}
 	}
