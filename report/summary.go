@@ -20,7 +20,7 @@ const (
 	// EndWorldFailed begins Ended when the world failed while it stepped
 	// (a physics engine's state became unstable); its error follows.
 	EndWorldFailed = "world failed"
-	EndRunning = "" // not ended yet
+	EndRunning     = "" // not ended yet
 )
 
 // EndClientExited is Summary.Ended when client name's exit with code ended
