@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync/atomic"
 	"time"
@@ -37,9 +36,9 @@ type Conf struct {
 	// ChunkSize is the size of the MCAP chunks (uncompressed); default
 	// DefaultChunkSize. A SIGKILL loses at most the chunk being filled
 	// and what was in the ring. The writer keeps an index entry of every
-	// chunk in memory until Close (MCAP's summary), ~140 B each (no
-	// message indexes are written): small chunks make a long run's memory
-	// grow with its recording.
+	// chunk in memory until Close (MCAP's summary), a few kB each with
+	// one offset per channel in the chunk: small chunks make a long run's
+	// memory grow with its recording.
 	ChunkSize int64
 	// Poll is how often the writer goroutine drains the ring; default 2 ms.
 	Poll time.Duration
@@ -164,7 +163,9 @@ func Create(conf Conf) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	mw, err := newMCAPWriter(f, conf.ChunkSize)
+	mw, err := mcap.NewWriter(f, &mcap.WriterOptions{
+		IncludeCRC: true, Chunked: true, ChunkSize: conf.ChunkSize, Compression: mcap.CompressionNone,
+	})
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("record: %s: %w", conf.Path, err)
@@ -503,18 +504,4 @@ func (r *Recorder) Channels() []Channel {
 		out[i] = *r.chans[i].Load()
 	}
 	return out
-}
-
-// newMCAPWriter is the MCAP writer of a recording: chunked, uncompressed,
-// CRCs, and no message index records. The writer would keep, until Close,
-// a map of their offsets per channel in every chunk's index entry (1.3 kB
-// a chunk at 50 channels: the recorder's memory grew with the recording);
-// without them an entry is ~140 B. They are optional in MCAP: readers
-// (rosbag2, Foxglove, Read) find messages through the chunk indexes and
-// the chunks themselves.
-func newMCAPWriter(w io.Writer, chunk int64) (*mcap.Writer, error) {
-	return mcap.NewWriter(w, &mcap.WriterOptions{
-		IncludeCRC: true, Chunked: true, ChunkSize: chunk, Compression: mcap.CompressionNone,
-		SkipMessageIndexing: true,
-	})
 }
