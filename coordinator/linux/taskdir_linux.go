@@ -107,104 +107,119 @@ func (d *TaskDir) Close() error {
 	return nil
 }
 
+// threadFile is an open /proc/PID/task/TID/<name>, read again from its
+// start by one pread (procfs regenerates the file), without allocating
+// and without a path lookup.
+type threadFile struct{ fd int }
+
+// openThreadFile opens file name of thread tid of process pid.
+func openThreadFile(pid, tid int, name string) (threadFile, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/" + name
+	var fd int
+	err := retryEINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return threadFile{fd: -1}, fmt.Errorf("open %s: %w", path, err)
+	}
+	return threadFile{fd: fd}, nil
+}
+
+// read fills buf from the file's start and returns what it read; ErrGone
+// once the thread has exited. what names the file in errors.
+func (f threadFile) read(buf []byte, what string) ([]byte, error) {
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_PREAD64, uintptr(f.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+		switch e {
+		case 0:
+			return buf[:n], nil
+		case unix.EINTR:
+			continue
+		case unix.ESRCH:
+			return nil, ErrGone
+		default:
+			return nil, sysErr("read "+what, e)
+		}
+	}
+}
+
+// close closes the file (once).
+func (f *threadFile) close() error {
+	if f.fd < 0 {
+		return nil
+	}
+	err := unix.Close(f.fd)
+	f.fd = -1
+	return err
+}
+
 // RuntimeFile is an open /proc/PID/task/TID/schedstat: it reads a thread's
-// CPU time, the thread of another process included, without allocating
-// and without a path lookup (a pread at offset 0 regenerates the line).
+// CPU time, the thread of another process included, without allocating.
 type RuntimeFile struct {
-	fd  int
+	f   threadFile
 	buf [96]byte
 }
 
 // OpenRuntime opens the schedstat file of thread tid of process pid.
 func OpenRuntime(pid, tid int) (*RuntimeFile, error) {
-	path := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/schedstat"
-	var fd int
-	err := retryEINTR(func() (err error) {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		return err
-	})
+	f, err := openThreadFile(pid, tid, "schedstat")
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
-	return &RuntimeFile{fd: fd}, nil
+	return &RuntimeFile{f: f}, nil
 }
 
 // Ns returns the CPU time (ns) the thread has used; ErrGone once it has
 // exited.
 func (f *RuntimeFile) Ns() (int64, error) {
-	for {
-		n, _, e := unix.Syscall6(unix.SYS_PREAD64, uintptr(f.fd), uintptr(unsafe.Pointer(&f.buf[0])), uintptr(len(f.buf)), 0, 0, 0)
-		switch e {
-		case 0:
-			return ParseSchedstat(f.buf[:n])
-		case unix.EINTR:
-			continue
-		case unix.ESRCH:
-			return 0, ErrGone
-		default:
-			return 0, sysErr("read schedstat", e)
-		}
+	b, err := f.f.read(f.buf[:], "schedstat")
+	if err != nil {
+		return 0, err
 	}
+	return ParseSchedstat(b)
 }
 
 // Close closes the file.
 func (f *RuntimeFile) Close() error {
-	if f == nil || f.fd < 0 {
+	if f == nil {
 		return nil
 	}
-	err := unix.Close(f.fd)
-	f.fd = -1
-	return err
+	return f.f.close()
 }
 
 // StateFile is an open /proc/PID/task/TID/stat: it reads a thread's state
-// letter (R running or runnable, S sleeping, ...) without allocating and
-// without a path lookup.
+// letter (R running or runnable, S sleeping, ...) without allocating.
 type StateFile struct {
-	fd  int
+	f   threadFile
 	buf [64]byte // the line's start: pid, (comm) of at most 16 bytes, state
 }
 
 // OpenState opens the stat file of thread tid of process pid.
 func OpenState(pid, tid int) (*StateFile, error) {
-	path := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/stat"
-	var fd int
-	err := retryEINTR(func() (err error) {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		return err
-	})
+	f, err := openThreadFile(pid, tid, "stat")
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
-	return &StateFile{fd: fd}, nil
+	return &StateFile{f: f}, nil
 }
 
 // State returns the thread's state letter; ErrGone once it has exited.
 func (f *StateFile) State() (byte, error) {
-	for {
-		n, _, e := unix.Syscall6(unix.SYS_PREAD64, uintptr(f.fd), uintptr(unsafe.Pointer(&f.buf[0])), uintptr(len(f.buf)), 0, 0, 0)
-		switch e {
-		case 0:
-			if st := StatState(f.buf[:n]); st != 0 {
-				return st, nil
-			}
-			return 0, fmt.Errorf("read stat: no state in %q", clip(f.buf[:n]))
-		case unix.EINTR:
-			continue
-		case unix.ESRCH:
-			return 0, ErrGone
-		default:
-			return 0, sysErr("read stat", e)
-		}
+	b, err := f.f.read(f.buf[:], "stat")
+	if err != nil {
+		return 0, err
 	}
+	if st := StatState(b); st != 0 {
+		return st, nil
+	}
+	return 0, fmt.Errorf("read stat: no state in %q", clip(b))
 }
 
 // Close closes the file.
 func (f *StateFile) Close() error {
-	if f == nil || f.fd < 0 {
+	if f == nil {
 		return nil
 	}
-	err := unix.Close(f.fd)
-	f.fd = -1
-	return err
+	return f.f.close()
 }
