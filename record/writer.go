@@ -35,10 +35,7 @@ type Conf struct {
 	SlotBytes int
 	// ChunkSize is the size of the MCAP chunks (uncompressed); default
 	// DefaultChunkSize. A SIGKILL loses at most the chunk being filled
-	// and what was in the ring. The writer keeps an index entry of every
-	// chunk in memory until Close (MCAP's summary), a few kB each with
-	// one offset per channel in the chunk: small chunks make a long run's
-	// memory grow with its recording.
+	// and what was in the ring.
 	ChunkSize int64
 	// Poll is how often the writer goroutine drains the ring; default 2 ms.
 	Poll time.Duration
@@ -98,6 +95,7 @@ type Recorder struct {
 	conf     Conf
 	f        *os.File
 	mw       *mcap.Writer
+	spill    *chunkSpill // the chunk index until Close
 	slots    []slot
 	mask     uint64
 	head     atomic.Uint64 // next slot the producer fills
@@ -174,7 +172,12 @@ func Create(conf Conf) (*Recorder, error) {
 		f.Close()
 		return nil, fmt.Errorf("record: %s: header: %w", conf.Path, err)
 	}
-	r := &Recorder{conf: conf, f: f, mw: mw, slots: make([]slot, n), mask: uint64(n - 1),
+	spill, err := newChunkSpill(conf.Path)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record: %s: %w", conf.Path, err)
+	}
+	r := &Recorder{conf: conf, f: f, mw: mw, spill: spill, slots: make([]slot, n), mask: uint64(n - 1),
 		wake: make(chan struct{}, 1), done: make(chan struct{}), schemas: map[string]uint16{}}
 	r.batch.r = r
 	// One block for every slot, its pages faulted in now: the first write
@@ -375,6 +378,11 @@ func (r *Recorder) Close(att []Attachment, meta map[string]string) error {
 	r.Drain()
 	errs := []error{r.werr}
 	if r.werr == nil {
+		if err := r.spill.restore(r.mw); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if errors.Join(errs...) == nil {
 		for _, a := range att {
 			err := r.mw.WriteAttachment(&mcap.Attachment{Name: a.Name, MediaType: a.MediaType, LogTime: uint64(max(a.LogTime, 0)),
 				DataSize: uint64(len(a.Data)), Data: bytes.NewReader(a.Data)})
@@ -397,6 +405,9 @@ func (r *Recorder) Close(att []Attachment, meta map[string]string) error {
 		if err := r.mw.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close: %w", err))
 		}
+	}
+	if err := r.spill.close(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := r.f.Sync(); err != nil {
 		errs = append(errs, fmt.Errorf("sync: %w", err))
@@ -436,6 +447,10 @@ func (r *Recorder) loop() {
 				r.write(s)
 			}
 			r.tail.Store(t + 1)
+		}
+		if r.werr == nil {
+			// (Records after a failed save are counted lost as they pass.)
+			r.werr = r.spill.save(r.mw)
 		}
 		if closing {
 			return
