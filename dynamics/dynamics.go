@@ -13,6 +13,8 @@
 // MJCF model, params {mjcf: path}).
 package dynamics
 
+import "github.com/tcs-robotics/tcs/dynamics/sensor"
+
 // World is a simulated world that the coordinator steps.
 //
 // Implementations must not allocate in Step, SetCommand or Observe: they are
@@ -88,4 +90,20 @@ func SplitState(obs []float64, n int) (pos, vel []float64) {
 		vel = obs[n : 2*n]
 	}
 	return pos, vel
+}
+
+// Sensorer is implemented by a World whose observation carries sensor
+// values after its joints' positions and velocities.
+type Sensorer interface {
+	// SensorGroups lists body b's sensors as a bridge publishes them;
+	// the slice is shared.
+	SensorGroups(b int) []sensor.Sensor
+}
+
+// Sensors lists body b's sensors in w: none unless w is a Sensorer.
+func Sensors(w World, b int) []sensor.Sensor {
+	if s, ok := w.(Sensorer); ok {
+		return s.SensorGroups(b)
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ var _ interface {
 	Resetter
 	Failer
 	Closer
+	Sensorer
 } = (*mujoco.World)(nil)
 
 // newMuJoCo builds the "mujoco" model: params {mjcf: path} (required).

@@ -17,6 +17,8 @@ import (
 	"os"
 	"strings"
 	"unsafe"
+
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 // Built reports whether this binary has the MuJoCo world (build tag
@@ -63,6 +65,8 @@ type World struct {
 	joints         []string
 	actuators      []Actuator
 	sensors        []Sensor
+	published      []sensor.Sensor // the sensors a ROS bridge publishes
+	obsSensors     []int             // MuJoCo sensors in the observation, in order
 	ctrlSaved      []float64 // Reset's scratch
 
 	stale bool  // derived quantities (sensors) are older than the state
@@ -171,6 +175,7 @@ func (w *World) init() error {
 	}
 	w.actuators = w.readActuators()
 	w.sensors = w.readSensors()
+	w.published, w.obsSensors = groupSensors(w.sensors, 2*len(w.joints))
 	return nil
 }
 
@@ -239,12 +244,17 @@ func (w *World) CommandLen(b int) int {
 }
 
 // ObservationLen implements dynamics.World: the position and the velocity
-// of every hinge and slide joint.
+// of every hinge and slide joint, then the values of the sensors Sensors
+// lists.
 func (w *World) ObservationLen(b int) int {
 	if b != 0 {
 		return 0
 	}
-	return 2 * len(w.joints)
+	n := 2 * len(w.joints)
+	for _, i := range w.obsSensors {
+		n += w.sensors[i].Dim
+	}
+	return n
 }
 
 // JointNames implements dynamics.JointNamer: the hinge and slide joints in
@@ -276,8 +286,10 @@ func (w *World) SetCommand(b int, cmd []float64) {
 }
 
 // Observe implements dynamics.World: dst gets [positions..., velocities...]
-// of the joints JointNames names (as many values as fit); it returns the
-// number written. An out-of-range b writes nothing.
+// of the joints JointNames names, then the values of the sensors Sensors
+// lists (as many values as fit); it returns the number written. The
+// sensors are evaluated at the current state (see ReadSensor); once
+// MuJoCo failed they read 0. An out-of-range b writes nothing.
 func (w *World) Observe(b int, dst []float64) int {
 	if b != 0 || w.qpos == nil {
 		return 0
@@ -291,6 +303,20 @@ func (w *World) Observe(b int, dst []float64) int {
 	for i := 0; i < n && k < len(dst); i++ {
 		dst[k] = w.qvel[w.jointV[i]]
 		k++
+	}
+	if len(w.obsSensors) == 0 || k == len(dst) {
+		return k
+	}
+	ok := w.forward()
+	for _, i := range w.obsSensors {
+		s := &w.sensors[i]
+		for j := 0; j < s.Dim && k < len(dst); j++ {
+			dst[k] = 0
+			if ok {
+				dst[k] = w.sensordata[s.adr+j]
+			}
+			k++
+		}
 	}
 	return k
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 const (
@@ -56,7 +58,7 @@ func TestShippedModelsDescribeThemselves(t *testing.T) {
 	if got, want := arm.JointNames(0), []string{"base_yaw", "shoulder", "elbow"}; !slices.Equal(got, want) {
 		t.Errorf("arm joints %v, want %v", got, want)
 	}
-	if arm.ObservationLen(0) != 6 || arm.CommandLen(0) != 3 || arm.Timestep() != ms {
+	if arm.ObservationLen(0) != 6+7 || arm.CommandLen(0) != 3 || arm.Timestep() != ms {
 		t.Errorf("arm: observation %d, command %d, timestep %d", arm.ObservationLen(0), arm.CommandLen(0), arm.Timestep())
 	}
 	for i, a := range arm.Actuators() {
@@ -70,6 +72,10 @@ func TestShippedModelsDescribeThemselves(t *testing.T) {
 		{Name: "fingertip_touch", Type: Touch, Object: "fingertip", ObjectType: "site", Dim: 1},
 	}
 	checkSensors(t, "arm", arm.Sensors(), wantArm)
+	checkGroups(t, "arm", arm.SensorGroups(0), []sensor.Sensor{
+		{Name: "wrist", Frame: "wrist", Kind: sensor.Wrench, At: [3]int{6, 9, -1}},
+		{Name: "fingertip_touch", Frame: "fingertip", Kind: sensor.Touch, At: [3]int{12, -1, -1}},
+	})
 
 	dd := load(t, diffdriveXML, ms)
 	if got, want := dd.JointNames(0), []string{"left_wheel_joint", "right_wheel_joint"}; !slices.Equal(got, want) {
@@ -88,6 +94,69 @@ func TestShippedModelsDescribeThemselves(t *testing.T) {
 		{Name: "front_range", Type: Rangefinder, Object: "front", ObjectType: "site", Dim: 1},
 	}
 	checkSensors(t, "diffdrive", dd.Sensors(), wantDD)
+	// The IMU's parts are in part order (orientation, angular velocity,
+	// linear acceleration), not the model's; framepos is no part of one.
+	checkGroups(t, "diffdrive", dd.SensorGroups(0), []sensor.Sensor{
+		{Name: "imu", Frame: "imu", Kind: sensor.IMU, At: [3]int{4, 8, 11}},
+		{Name: "front_range", Frame: "front", Kind: sensor.Range, At: [3]int{14, -1, -1}},
+	})
+	if dd.ObservationLen(0) != 15 || dd.SensorGroups(1) != nil {
+		t.Errorf("diffdrive: observation %d, want 4 joint values and 11 sensor values; body 1 has %v", dd.ObservationLen(0), dd.SensorGroups(1))
+	}
+}
+
+func checkGroups(t *testing.T, model string, got, want []sensor.Sensor) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s publishes %+v, want %+v", model, got, want)
+	}
+}
+
+// The observation carries, after the joints, the published sensors'
+// values as ReadSensor reads them at the same instant.
+func TestObservationCarriesSensors(t *testing.T) {
+	w := load(t, diffdriveXML, ms)
+	w.SetCommand(0, []float64{6, 4})
+	obs := make([]float64, w.ObservationLen(0))
+	var want [4]float64
+	for range 200 {
+		w.Step(ms)
+		if n := w.Observe(0, obs); n != len(obs) {
+			t.Fatalf("Observe wrote %d of %d", n, len(obs))
+		}
+		for _, c := range []struct {
+			sensor, at int
+		}{{2, 4}, {1, 8}, {0, 11}, {4, 14}} {
+			s := w.Sensors()[c.sensor]
+			w.ReadSensor(c.sensor, want[:])
+			if !slices.Equal(obs[c.at:c.at+s.Dim], want[:s.Dim]) {
+				t.Fatalf("t = %d ns: %s in the observation %v, read %v", w.Now(), s.Name, obs[c.at:c.at+s.Dim], want[:s.Dim])
+			}
+		}
+	}
+	if q := obs[4:8]; math.Abs(q[0]*q[0]+q[1]*q[1]+q[2]*q[2]+q[3]*q[3]-1) > 1e-9 || obs[13] < 9 {
+		t.Fatalf("orientation %v not a unit quaternion or vertical acceleration %v not ~g", q, obs[13])
+	}
+}
+
+// Two sensor groups on one site are told apart by a suffix; a sensor
+// that is not on a site, or of a type no message carries, is left out.
+func TestGroupSensorsNames(t *testing.T) {
+	in := []Sensor{
+		{Name: "a", Type: Accelerometer, Object: "s", ObjectType: "site", Dim: 3},
+		{Name: "f", Type: Force, Object: "s", ObjectType: "site", Dim: 3},
+		{Name: "a2", Type: Accelerometer, Object: "s", ObjectType: "site", Dim: 3},
+		{Name: "p", Type: FramePos, Object: "s", ObjectType: "site", Dim: 3},
+		{Name: "q", Type: FrameQuat, Object: "b", ObjectType: "body", Dim: 4},
+	}
+	got, order := groupSensors(in, 2)
+	want := []sensor.Sensor{
+		{Name: "s_imu", Frame: "s", Kind: sensor.IMU, At: [3]int{-1, -1, 2}},
+		{Name: "s_wrench", Frame: "s", Kind: sensor.Wrench, At: [3]int{5, -1, -1}},
+	}
+	if !slices.Equal(got, want) || !slices.Equal(order, []int{0, 1}) {
+		t.Fatalf("groups %+v, order %v; want %+v, [0 1]", got, order, want)
+	}
 }
 
 func checkSensors(t *testing.T, model string, got, want []Sensor) {
