@@ -2,7 +2,8 @@
 // CDR codecs (built on msgs/cdr) of the ROS 2 messages tcs reads or writes
 // itself: rosgraph_msgs/Clock, std_msgs/Float64 and Float64MultiArray,
 // sensor_msgs/JointState and LaserScan, geometry_msgs/Twist, nav_msgs/Odometry,
-// diagnostic_msgs/DiagnosticArray and DiagnosticStatus, and
+// a world's sensors as sensor_msgs/Imu and Range and
+// geometry_msgs/WrenchStamped (sensors.go), diagnostic_msgs/DiagnosticArray and DiagnosticStatus, and
 // rmw_dds_common/ParticipantEntitiesInfo (the ros_discovery_info topic that
 // makes a participant's nodes visible to `ros2 node list`); the requests and responses of the simulation_interfaces
 // services tcs serves and of its SimulateSteps action, with rmw_cyclonedds's

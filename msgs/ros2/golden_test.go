@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 // goldenCases are the values of testdata/golden.cpp, encoded by this
@@ -37,7 +39,11 @@ func goldenCases() map[string][]byte {
 		"multiarray_empty":   AppendFloat64MultiArray(nil, nil, 0, nil),
 		"jointstate":         AppendJointState(nil, 1_000_000_500, "base", []string{"pendulum_joint", "j2"}, []float64{3.14, 0.1}, []float64{-2.5, 7}, nil),
 		"jointstate_noframe": AppendJointState(nil, 1e9, "", []string{"a"}, []float64{1}, []float64{2}, nil),
-		"twist":              AppendTwist(nil, TwistMsg{Vector3{1, 2, 3}, Vector3{-0.5, 0, 0.25}}),
+		"imu": AppendSensor(nil, 2_000_000_005, &sensor.Message{Kind: sensor.IMU, Frame: "imu_link", Orientation: [4]float64{0.5, -0.5, 0.5, 0.5},
+			Angular: [3]float64{0.1, 0.2, -0.3}, Linear: [3]float64{0, 0.25, 9.81}, Unknown: [3]bool{false, true, false}}),
+		"wrench": AppendSensor(nil, 3e9, &sensor.Message{Kind: sensor.Wrench, Frame: "wrist", Linear: [3]float64{1, -2, 3.5}, Angular: [3]float64{0, 0.125, -1}}),
+		"range":  AppendSensor(nil, 4_999_999_999, &sensor.Message{Kind: sensor.Range, Frame: "front", Range: 2.75}),
+		"twist":  AppendTwist(nil, TwistMsg{Vector3{1, 2, 3}, Vector3{-0.5, 0, 0.25}}),
 		"odometry": AppendOdometry(nil, &OdometryMsg{Header: Header{7_000_000_008, "odom"}, ChildFrameID: "base_link",
 			Position: Vector3{1.5, -2, 0}, Orientation: Quaternion{0, 0, 0.38268343236, 0.92387953251}, PoseCovariance: cov,
 			Twist: TwistMsg{Vector3{0.3, 0, 0}, Vector3{0, 0, -0.1}}, TwistCovariance: cov2}),
@@ -126,6 +132,20 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil || js.Header.Stamp != 1_000_000_500 || js.Header.FrameID != "base" || !reflect.DeepEqual(js.Name, []string{"pendulum_joint", "j2"}) ||
 		!reflect.DeepEqual(js.Velocity, []float64{-2.5, 7}) || len(js.Effort) != 0 {
 		t.Errorf("jointstate %+v %v", js, err)
+	}
+	for name, kind := range map[string]sensor.Kind{"imu": sensor.IMU, "wrench": sensor.Wrench, "range": sensor.Range} {
+		var m sensor.Message
+		stamp, err := DecodeSensor(c[name], kind, &m)
+		var back sensor.Message
+		if err == nil {
+			again := AppendSensor(nil, stamp, &m)
+			if _, err = DecodeSensor(again, kind, &back); err == nil && !bytes.Equal(again, c[name]) {
+				t.Errorf("%s: decoded and encoded again differs", name)
+			}
+		}
+		if err != nil || back != m || m.Frame == "" {
+			t.Errorf("%s: %+v %v", name, m, err)
+		}
 	}
 	if tw, err := DecodeTwist(c["twist"]); err != nil || tw.Angular.Z != 0.25 {
 		t.Errorf("twist %+v %v", tw, err)

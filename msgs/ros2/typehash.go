@@ -48,6 +48,9 @@ var typeHashes = map[string]string{
 	DiagnosticArray:         "RIHS01_5a8a36efb05fb25070fa0fb3810290c0e6cd4862b54a8fb975a1ee8dc55a333e",
 	DiagnosticStatus:        "RIHS01_b0e3e692ea2d54a8af2f4ef1930e81556a2db55216b771f8a7d2724ed47bf0e4",
 	ParticipantEntitiesInfo: "RIHS01_91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e",
+	Imu:                     "RIHS01_7d9a00ff131080897a5ec7e26e315954b8eae3353c3f995c55faf71574000b5b",
+	WrenchStamped:           "RIHS01_8dc3deaf06b2ab281f9f9a742a8961c328ca7cec16e3fd6586d3a5c83fa78f77",
+	Range:                   "RIHS01_b42b62562e93cbfe9d42b82fe5994dfa3d63d7d5c90a317981703f7388adff3a",
 
 	Request(GetSimulatorFeatures):    "RIHS01_982b8c1adef1d556f6ecdc019d1269fc39413626a9222d73b4fc874bd798b7db",
 	Response(GetSimulatorFeatures):   "RIHS01_ede4dc8227cbb2f86a24612c999dcaa67d17dab21dab566cefdc233e7a2a65d1",

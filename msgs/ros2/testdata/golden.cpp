@@ -10,6 +10,7 @@
 #include <fastcdr/FastBuffer.h>
 
 #include <array>
+#include <limits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -68,6 +69,26 @@ int main() {
     Header(c, 1, 0, "");
     c << std::vector<std::string>{"a"};
     c << std::vector<double>{1} << std::vector<double>{2} << std::vector<double>{};
+  });
+  Emit("imu", [](Cdr& c) {
+    Header(c, 2, 5, "imu_link");
+    c << 0.5 << -0.5 << 0.5 << 0.5;
+    std::array<double, 9> known{}, unknown{};
+    unknown[0] = -1;
+    c << known;
+    Vec(c, 0.1, 0.2, -0.3);
+    c << unknown;
+    Vec(c, 0, 0.25, 9.81);
+    c << known;
+  });
+  Emit("wrench", [](Cdr& c) {
+    Header(c, 3, 0, "wrist");
+    Vec(c, 1, -2, 3.5);
+    Vec(c, 0, 0.125, -1);
+  });
+  Emit("range", [](Cdr& c) {
+    Header(c, 4, 999999999, "front");
+    c << uint8_t(1) << 0.0f << 0.0f << std::numeric_limits<float>::infinity() << 2.75f << 0.0f;
   });
   Emit("twist", [](Cdr& c) {
     Vec(c, 1, 2, 3);
