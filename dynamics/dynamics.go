@@ -62,6 +62,14 @@ type Closer interface {
 	Close()
 }
 
+// Close closes w when it is a Closer. A world made only to be asked
+// something (its joints, whether it resets) is closed with it at once.
+func Close(w World) {
+	if c, ok := w.(Closer); ok {
+		c.Close()
+	}
+}
+
 // JointNamer is implemented by a World whose observation is more than one
 // joint's position and velocity: body b's observation is
 // [positions..., velocities...] of the joints JointNames(b) names. The ROS

@@ -86,6 +86,7 @@ func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
 	if err != nil {
 		return l, fmt.Errorf("%s: dynamics: %w", sc.File, err)
 	}
+	defer dynamics.Close(w) // the run makes its own
 	for j, r := range sc.Robots {
 		rb := Robot{Name: r.Name, Joints: dynamics.JointNames(w, sc.Dynamics.Model, j), Commands: w.CommandLen(j)}
 		if r.CommandTopic != "" {

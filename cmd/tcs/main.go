@@ -377,6 +377,7 @@ func worldResettable(sc *config.Scenario) bool {
 	if err != nil {
 		return false // the run reports the error
 	}
+	defer dynamics.Close(w)
 	_, ok := w.(dynamics.Resetter)
 	return ok
 }

@@ -309,9 +309,7 @@ func Run(rc RunConf) (*report.Summary, error) {
 		done <- result{s, err}
 	}()
 	res := <-done
-	if c, ok := r.world.(dynamics.Closer); ok {
-		c.Close() // the summary has read it
-	}
+	dynamics.Close(r.world) // the summary has read it
 	return res.s, res.err
 }
 
@@ -411,9 +409,7 @@ func (r *runner) prepare() error {
 		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
 	}
 	if err := fitsNative(world, sc.Dynamics.Model); err != nil {
-		if c, ok := world.(dynamics.Closer); ok {
-			c.Close()
-		}
+		dynamics.Close(world)
 		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
 	}
 	r.world = world
