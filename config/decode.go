@@ -120,7 +120,7 @@ func decode(data []byte, path string, abs bool) (s *Scenario, errs Errors, dropp
 }
 
 // modelFiles names, per model, the params that are file paths.
-var modelFiles = map[string][]string{"mujoco": {"mjcf"}}
+var modelFiles = map[string][]string{"mujoco": {"mjcf"}, "remote": {"socket"}}
 
 // resolveFiles makes the model's file params that are relative paths
 // relative to dir, the scenario's folder (as a client's dir is).

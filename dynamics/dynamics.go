@@ -10,7 +10,9 @@
 // section): "pendulum" (Pendulum, PendulumParams), "ships" (Ships,
 // ShipsParams: the pursuit experiment's rigid bodies in a box) and, in a
 // binary built with the tag mujoco, "mujoco" (package dynamics/mujoco: an
-// MJCF model, params {mjcf: path}).
+// MJCF model, params {mjcf: path}). "remote" is a world another process
+// serves (package dynamics/remote: params {cmd: [argv...]} or {socket:
+// path}), stepped through the native world protocol.
 package dynamics
 
 import "github.com/tcs-robotics/tcs/dynamics/sensor"

@@ -22,7 +22,7 @@ var ErrNotBuilt = errors.New("this tcs was built without MuJoCo (dynamics.model:
 
 // Models lists the model names New accepts; "mujoco" only works in a
 // binary built with the tag mujoco (MuJoCoBuilt).
-func Models() []string { return []string{"mujoco", "pendulum", "ships"} }
+func Models() []string { return []string{"mujoco", "pendulum", "remote", "ships"} }
 
 // MaxBodies bounds the number of bodies New accepts.
 const MaxBodies = 1 << 16
@@ -58,6 +58,8 @@ func New(model string, bodies int, step int64, params map[string]any) (World, er
 		return w, nil
 	case "mujoco":
 		return newMuJoCo(bodies, step, params)
+	case "remote":
+		return newRemote(bodies, step, params)
 	default:
 		return nil, fmt.Errorf("dynamics: %w %q (valid: %s)", ErrUnknownModel, model, strings.Join(Models(), ", "))
 	}
@@ -274,6 +276,13 @@ func (w *Pendulum) CommandLen(b int) int { return 1 }
 
 // ObservationLen implements World: [θ, θ̇].
 func (w *Pendulum) ObservationLen(b int) int { return 2 }
+
+// pendulumJoint names a pendulum's joint.
+var pendulumJoint = []string{"pendulum_joint"}
+
+// JointNames implements JointNamer: every body's joint is pendulum_joint
+// (also when the world is served to tcs by another process).
+func (w *Pendulum) JointNames(b int) []string { return pendulumJoint }
 
 // SetCommand implements World: torque = cmd[0], saturated at ±MaxTorque; a
 // NaN command is taken as 0. An out-of-range b is ignored.

@@ -61,6 +61,7 @@ usage:
                                   join a starting run as its client N (attach: true), e.g. as a
                                   roslaunch launch-prefix; socket $TCS_ATTACH_SOCKET or /run/tcs/attach/attach.sock
   tcs node NAME [ROS ARGS]        run a bundled ROS 1 node (goroslib): pd, prey, predator, planner
+  tcs world MODEL [KEY=VALUE...]  serve a world to a run (dynamics model remote, params {cmd: [tcs, world, MODEL]})
   tcs experiment pendulum|pursuit [--trials N] [--out DIR]
                                   reproduce the papers' experiments; writes DIR/report.md
   tcs help                        this text
@@ -100,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdPlay(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
+	case "world":
+		return cmdWorld(args[1:], stderr)
 	case "client":
 		if len(args) < 2 {
 			fmt.Fprintf(stderr, "tcs client: name a client: %v\n", controllers.Names())
