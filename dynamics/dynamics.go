@@ -50,6 +50,19 @@ type Resetter interface {
 	Reset()
 }
 
+// CanReset reports whether w can put its bodies back: it is a Resetter
+// and, when it also says whether it can (a world served by another
+// process: CanReset() bool), it can.
+func CanReset(w World) bool {
+	if _, ok := w.(Resetter); !ok {
+		return false
+	}
+	if c, ok := w.(interface{ CanReset() bool }); ok {
+		return c.CanReset()
+	}
+	return true
+}
+
 // Failer is implemented by a World that can fail while it steps (a physics
 // engine whose state became unstable): Err is nil until then, and the
 // first failure from then on; a failed world keeps its time going but no

@@ -381,8 +381,7 @@ func worldResettable(sc *config.Scenario) bool {
 		return false // the run reports the error
 	}
 	defer dynamics.Close(w)
-	_, ok := w.(dynamics.Resetter)
-	return ok
+	return dynamics.CanReset(w)
 }
 
 // dropROSArgs removes the arguments roslaunch gives every node it starts

@@ -161,7 +161,7 @@ func (r *runner) request(req *simcontrol.Request) {
 		reply(simcontrol.OK, "the run ends here: tcs cannot rewind virtual time under running nodes; start a new run to begin again")
 	case simcontrol.Reset:
 		w, ok := r.world.(dynamics.Resetter)
-		if !ok {
+		if !ok || !dynamics.CanReset(r.world) {
 			reply(simcontrol.FeatureUnsupported, fmt.Sprintf("the %s world cannot be reset", r.sc.Dynamics.Model))
 			return
 		}

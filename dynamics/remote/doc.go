@@ -27,8 +27,9 @@
 //
 // The world answers 'H', 'S' and 'R' (never 'C' or 'Q'):
 //
-//	'h' u32 version, u32 bodies, per body: u16 command_len, u16 joints,
-//	    joints × string (names), then an observation block
+//	'h' u32 version, u32 bodies, u32 flags (bit 0: can reset), per body:
+//	    u16 command_len, u16 joints, joints × string (names), then an
+//	    observation block
 //	's' i64 now_ns, then an observation block       after 'S' and 'R'
 //	'e' string                                      the world failed
 //
@@ -37,8 +38,9 @@
 // values after them) at the world's time now. A command takes effect at the
 // instant it arrives: tcs sends it between two steps, exactly when the
 // coordinator applies it, and splits a step there (h < step). A world
-// that cannot reset answers 'R' with 'e'. After 'e' tcs ends the run with
-// the message (dynamics.Failer).
+// that cannot reset says so in its hello (tcs then never asks) and answers
+// 'R' with 'e'. After 'e' tcs ends the run with the message
+// (dynamics.Failer).
 //
 // # What it must not do
 //

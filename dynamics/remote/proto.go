@@ -33,6 +33,9 @@ const (
 	opFailed  = 'e'
 )
 
+// flagReset is the hello's flag of a world that can reset its bodies.
+const flagReset = 1
+
 // errShort reports a message shorter than its fields.
 var errShort = errors.New("message too short")
 

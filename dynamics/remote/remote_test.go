@@ -209,3 +209,34 @@ func (f *failing) Step(h int64)               { f.now += h }
 func (f *failing) Observe(int, []float64) int { return 0 }
 func (f *failing) Now() int64                 { return f.now }
 func (f *failing) Err() error                 { return errors.New("unstable") }
+
+// A world says in its hello whether it can reset: the pendulum can, and
+// its reset answers its initial state; a world without Reset cannot, and
+// tcs does not ask it.
+func TestReset(t *testing.T) {
+	w, err := remote.New(remote.Conf{Socket: serveOn(t, pendulums)}, 1, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var before, after [2]float64
+	w.Observe(0, before[:])
+	w.SetCommand(0, []float64{3})
+	for range 200 {
+		w.Step(ms)
+	}
+	w.Reset()
+	w.Observe(0, after[:])
+	if !dynamics.CanReset(w) || w.Err() != nil || after != before || w.Now() != 200*ms {
+		t.Fatalf("can reset %v, err %v, state %v after a reset (initial %v), now %d", dynamics.CanReset(w), w.Err(), after, before, w.Now())
+	}
+	f, err := remote.New(remote.Conf{Socket: serveOn(t, func(int, int64) (remote.Model, error) { return &failing{}, nil })}, 1, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Reset()
+	if dynamics.CanReset(f) || f.Err() != nil {
+		t.Fatalf("a world without Reset: can reset %v, err %v", dynamics.CanReset(f), f.Err())
+	}
+}

@@ -107,6 +107,11 @@ func Serve(conn net.Conn, newWorld Maker) error {
 			obs = make([]float64, MaxValues)
 			out = le.AppendUint32(append(out[:0], opHelloOK), Version)
 			out = le.AppendUint32(out, uint32(w.Bodies()))
+			var flags uint32
+			if _, ok := w.(interface{ Reset() }); ok {
+				flags |= flagReset
+			}
+			out = le.AppendUint32(out, flags)
 			for b := range w.Bodies() {
 				out = le.AppendUint16(out, uint16(w.CommandLen(b)))
 				var names []string

@@ -48,6 +48,7 @@ type World struct {
 	joints   [][]string
 	obs      [][]float64
 	obsN     []int
+	canReset bool
 	err      error
 	out, in  []byte
 	deadline time.Duration
@@ -243,6 +244,7 @@ func (w *World) hello() error {
 	if n := int(r.u32()); n != w.bodies && r.err == nil {
 		return fmt.Errorf("%w: %s has %d bodies, the scenario %d robots", ErrWorld, w.name, n, w.bodies)
 	}
+	w.canReset = r.u32()&flagReset != 0
 	w.cmdLen = make([]int, w.bodies)
 	w.joints = make([][]string, w.bodies)
 	for b := range w.bodies {
@@ -363,10 +365,14 @@ func (w *World) Now() int64 { return w.now }
 // wrong, first; nil until then.
 func (w *World) Err() error { return w.err }
 
-// Reset implements dynamics.Resetter: the world puts its bodies back (a
-// world that cannot fails the run, saying so).
+// CanReset reports whether the world said in its hello that it can reset
+// its bodies.
+func (w *World) CanReset() bool { return w.canReset }
+
+// Reset implements dynamics.Resetter: the world puts its bodies back; one
+// that cannot (CanReset) is not asked.
 func (w *World) Reset() {
-	if w.err != nil {
+	if w.err != nil || !w.canReset {
 		return
 	}
 	w.out = append(w.out[:0], opReset)
