@@ -11,6 +11,7 @@ import (
 var _ interface {
 	World
 	JointNamer
+	Sensorer
 	Resetter
 	Failer
 	Closer

@@ -66,8 +66,8 @@ type World struct {
 	actuators      []Actuator
 	sensors        []Sensor
 	published      []sensor.Sensor // the sensors a ROS bridge publishes
-	obsSensors     []int             // MuJoCo sensors in the observation, in order
-	ctrlSaved      []float64 // Reset's scratch
+	obsSensors     []int           // MuJoCo sensors in the observation, in order
+	ctrlSaved      []float64       // Reset's scratch
 
 	stale bool  // derived quantities (sensors) are older than the state
 	err   error // the first MuJoCo failure; the physics is frozen since

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tcs-robotics/tcs/dynamics/remote"
 	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
@@ -625,4 +627,65 @@ func BenchmarkStepAndSense(b *testing.B) {
 			w.ReadSensor(i, buf[:])
 		}
 	})
+}
+
+// The diffdrive served by another process through the native world
+// protocol (dynamics/remote) gives the embedded one's observations, its
+// sensors' included, bit for bit, and names the same sensors.
+func TestServedRemotely(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.sock")
+	l, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: path, Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	served := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			served <- err
+			return
+		}
+		defer c.Close()
+		served <- remote.Serve(c, func(bodies int, step int64) (remote.Model, error) {
+			return New(Conf{MJCF: diffdriveXML}, bodies, step)
+		})
+	}()
+	w, err := remote.New(remote.Conf{Socket: path}, 1, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := load(t, diffdriveXML, ms)
+	if !slices.Equal(w.SensorGroups(0), local.SensorGroups(0)) || w.ObservationLen(0) != local.ObservationLen(0) {
+		t.Fatalf("remote: sensors %+v, observation %d; embedded %+v, %d", w.SensorGroups(0), w.ObservationLen(0), local.SensorGroups(0), local.ObservationLen(0))
+	}
+	a, b := make([]float64, local.ObservationLen(0)), make([]float64, local.ObservationLen(0))
+	for k := range 1000 {
+		if k%50 == 7 {
+			u := []float64{float64(k%13) - 6, 5}
+			for _, x := range []interface {
+				Step(int64)
+				SetCommand(int, []float64)
+			}{w, local} {
+				x.Step(ms / 4)
+				x.SetCommand(0, u)
+				x.Step(ms - ms/4)
+			}
+		} else {
+			w.Step(ms)
+			local.Step(ms)
+		}
+		w.Observe(0, a)
+		local.Observe(0, b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("step %d: remote %v, embedded %v", k, a, b)
+		}
+	}
+	if w.Err() != nil {
+		t.Fatal(w.Err())
+	}
+	w.Close()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -28,14 +28,18 @@
 // The world answers 'H', 'S' and 'R' (never 'C' or 'Q'):
 //
 //	'h' u32 version, u32 bodies, u32 flags (bit 0: can reset), per body:
-//	    u16 command_len, u16 joints, joints × string (names), then an
-//	    observation block
+//	    u16 command_len, u16 joints, joints × string (names), u16 sensors,
+//	    sensors × (string name, string frame, u8 kind, 3 × i32 offsets),
+//	    then an observation block
 //	's' i64 now_ns, then an observation block       after 'S' and 'R'
 //	'e' string                                      the world failed
 //
 // An observation block is, per body, u16 n then n × f64: body b's
 // observation [positions..., velocities...] of its joints (and any sensor
-// values after them) at the world's time now. A command takes effect at the
+// values after them) at the world's time now. A sensor is a group of those
+// values a ROS bridge publishes as one message (package dynamics/sensor:
+// kind 1 IMU, 2 wrench, 3 range, 4 touch; each offset is where a part of
+// the kind starts in the observation, −1 for a part the sensor lacks). A command takes effect at the
 // instant it arrives: tcs sends it between two steps, exactly when the
 // coordinator applies it, and splits a step there (h < step). A world
 // that cannot reset says so in its hello (tcs then never asks) and answers

@@ -79,6 +79,13 @@ func (r *reader) u16() int {
 	return 0
 }
 
+func (r *reader) u8() uint8 {
+	if b := r.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
 func (r *reader) u32() uint32 {
 	if b := r.take(4); b != nil {
 		return le.Uint32(b)

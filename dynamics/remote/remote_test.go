@@ -12,6 +12,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/dynamics/remote"
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 const ms = int64(time.Millisecond)
@@ -238,5 +239,31 @@ func TestReset(t *testing.T) {
 	f.Reset()
 	if dynamics.CanReset(f) || f.Err() != nil {
 		t.Fatalf("a world without Reset: can reset %v, err %v", dynamics.CanReset(f), f.Err())
+	}
+}
+
+// sensing is a pendulum that names a sensor group.
+type sensing struct{ remote.Model }
+
+func (sensing) SensorGroups(b int) []sensor.Sensor {
+	return []sensor.Sensor{{Name: "imu", Frame: "imu_link", Kind: sensor.IMU, At: [3]int{2, -1, 6}}}
+}
+
+// A world's sensor groups cross in its hello.
+func TestSensorsCross(t *testing.T) {
+	path := serveOn(t, func(bodies int, step int64) (remote.Model, error) {
+		m, err := pendulums(bodies, step)
+		return sensing{m}, err
+	})
+	w, err := remote.New(remote.Conf{Socket: path}, 2, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	want := sensing{}.SensorGroups(0)
+	for b := range 2 {
+		if got := dynamics.Sensors(w, b); len(got) != 1 || got[0] != want[0] {
+			t.Errorf("body %d: sensors %+v, want %+v", b, got, want)
+		}
 	}
 }

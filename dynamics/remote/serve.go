@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"os"
+
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 // Model is what Serve serves: a dynamics.World (it needs no more).
@@ -121,6 +123,17 @@ func Serve(conn net.Conn, newWorld Maker) error {
 				out = le.AppendUint16(out, uint16(len(names)))
 				for _, s := range names {
 					out = putString(out, s)
+				}
+				var groups []sensor.Sensor
+				if sg, ok := w.(interface{ SensorGroups(int) []sensor.Sensor }); ok {
+					groups = sg.SensorGroups(b)
+				}
+				out = le.AppendUint16(out, uint16(len(groups)))
+				for _, g := range groups {
+					out = append(putString(putString(out, g.Name), g.Frame), byte(g.Kind))
+					for _, at := range g.At {
+						out = le.AppendUint32(out, uint32(int32(at)))
+					}
 				}
 			}
 			block()

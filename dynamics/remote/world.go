@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 // Conf says where the world is and how long to wait for it.
@@ -46,6 +48,7 @@ type World struct {
 	now      int64
 	cmdLen   []int
 	joints   [][]string
+	sensors  [][]sensor.Sensor
 	obs      [][]float64
 	obsN     []int
 	canReset bool
@@ -247,11 +250,20 @@ func (w *World) hello() error {
 	w.canReset = r.u32()&flagReset != 0
 	w.cmdLen = make([]int, w.bodies)
 	w.joints = make([][]string, w.bodies)
+	w.sensors = make([][]sensor.Sensor, w.bodies)
 	for b := range w.bodies {
 		w.cmdLen[b] = r.u16()
 		nj := r.u16()
 		for range nj {
 			w.joints[b] = append(w.joints[b], r.string())
+		}
+		ns := r.u16()
+		for range ns {
+			s := sensor.Sensor{Name: r.string(), Frame: r.string(), Kind: sensor.Kind(r.u8())}
+			for p := range s.At {
+				s.At[p] = int(int32(r.u32()))
+			}
+			w.sensors[b] = append(w.sensors[b], s)
 		}
 		if w.cmdLen[b] > MaxValues {
 			return fmt.Errorf("%w: %s: body %d takes %d command values, at most %d", ErrWorld, w.name, b, w.cmdLen[b], MaxValues)
@@ -303,6 +315,15 @@ func (w *World) JointNames(b int) []string {
 		return nil
 	}
 	return w.joints[b]
+}
+
+// SensorGroups implements dynamics.Sensorer: the sensors of the world's
+// hello; nil when it named none.
+func (w *World) SensorGroups(b int) []sensor.Sensor {
+	if b < 0 || b >= w.bodies {
+		return nil
+	}
+	return w.sensors[b]
 }
 
 // SetCommand implements dynamics.World: the command goes to the world now
