@@ -84,6 +84,9 @@ go vet -tags mujoco ./...
 "$GOBIN/staticcheck" -tags mujoco ./dynamics/...
 go build -tags mujoco -o /dev/null ./cmd/tcs
 go test -race -tags mujoco -count=1 -p 1 -timeout 10m ./dynamics/... "$@"
+# The MuJoCo world's sensors through the ROS 1 bridge to a rospy node
+# (real-time priority: no race detector).
+go test -tags mujoco -count=1 -p 1 -timeout 10m -run MuJoCo ./test/ "$@"
 echo "== ros2: a real ROS 2 (Jazzy) for the tests of real rclcpp/rclpy nodes"
 # A user's /opt/ros/jazzy when present; else the minimal Jazzy of
 # ../shared/ros2-jazzy, built once into a fixed cache prefix (build.sh does
@@ -115,7 +118,7 @@ echo "== ros2 build tag: vet, staticcheck, tests"
 go vet -tags ros2 ./...
 "$GOBIN/staticcheck" -tags ros2 ./bridge/ros2/... ./bench/... ./test/...
 # The ROS 2 transport's own tests (type hashes through Cyclone's discovery,
-# the simulation_interfaces server) and the codecs' hash table against the
-# installed ROS 2: no real-time priority, so under the race detector.
-go test -race -tags ros2 -count=1 -p 1 -timeout 20m ./bridge/ros2/ ./msgs/ros2/ "$@"
+# the simulation_interfaces server), the codecs' hash table and the
+# recorded sensor definitions against the installed ROS 2: no real-time priority, so under the race detector.
+go test -race -tags ros2 -count=1 -p 1 -timeout 20m ./bridge/ros2/ ./msgs/ros2/ ./record/ "$@"
 go test -tags ros2 -count=1 -p 1 -timeout 40m -run ROS2 ./test/ ./bench/ "$@"

@@ -2,12 +2,15 @@ package record
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bluenviron/goroslib/v2/pkg/msg"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
 
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 	"github.com/tcs-robotics/tcs/msgs"
 	"github.com/tcs-robotics/tcs/msgs/cdr"
+	"github.com/tcs-robotics/tcs/msgs/ros2"
 )
 
 // ClientProgress is tcs_msgs/ClientProgress (ROS 2: tcs_msgs/msg/ClientProgress),
@@ -105,6 +108,34 @@ var (
 	Progress          = mustKnown(mustType(ClientProgress{}))
 	Status            = mustKnown(mustType(RunStatus{}))
 )
+
+// The types of a world's sensors (msgs.SensorType), recorded as Jazzy
+// defines them: its sensor_msgs/Range has a variance field that ROS 1's
+// lacks, so the recorded definition has it, like the samples
+// (EncodeSensor).
+var (
+	Imu           = mustKnown(msgs.Imu)
+	WrenchStamped = mustKnown(msgs.WrenchStamped)
+	Range         = mustKnown(msgs.Range)
+)
+
+// SensorChannel is the recording channel of a world sensor of kind k on
+// topic.
+func SensorChannel(topic string, k sensor.Kind) Channel {
+	switch k {
+	case sensor.IMU:
+		return Imu.Channel(topic)
+	case sensor.Range:
+		c := Range.Channel(topic)
+		c.Definition = strings.Replace(c.Definition, "float32 range\n", "float32 range\nfloat32 variance\n", 1)
+		return c
+	}
+	return WrenchStamped.Channel(topic)
+}
+
+// EncodeSensor writes a world sensor's message (SensorChannel's type)
+// stamped stamp.
+func EncodeSensor(w *cdr.Writer, stamp int64, m *sensor.Message) { ros2.WriteSensor(w, stamp, m) }
 
 func mustType(m any) msgs.Type {
 	t, err := msgs.TypeOf(m)

@@ -689,3 +689,9 @@ func TestSixtyFourNativeClients(t *testing.T) {
 	t.Logf("64 clients: %d activations + %d lost = %d periods; Δ p99 %.3g s, max %.3g s; wall %.2f s, coordinator %.1f µs per dispatch",
 		acts, lost, acts+lost, s.DriftP99S, s.DriftMaxS, s.WallS, 1e6*s.Overhead.CoordinatorS/float64(max(s.Dispatches, 1)))
 }
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

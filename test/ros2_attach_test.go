@@ -127,9 +127,3 @@ func launchTicks(out string) map[string][]int64 {
 	}
 	return perProc
 }
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}

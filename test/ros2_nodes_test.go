@@ -406,16 +406,6 @@ func TestROS2RealNodes(t *testing.T) {
 	}
 }
 
-// tail returns the last n lines of the file at path.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
 // An rclpy planner that computes for 20 ms of CPU per plan, best-effort
 // below an rclcpp create_timer controller at 100 Hz in the same robot; its
 // plans (geometry_msgs/msg/PointStamped, a type tcs has no codec for) reach

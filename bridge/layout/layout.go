@@ -10,6 +10,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/dynamics"
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 // Robot is one robot as a bridge publishes it.
@@ -28,6 +29,10 @@ type Robot struct {
 	// Commands is how many values its command carries: 1 (or 0) is a
 	// std_msgs Float64, more a Float64MultiArray.
 	Commands int
+	// Sensors are the world's sensors of its body, published with each
+	// sample on WorldSensorTopic(Name, s.Name) from the same observation
+	// as its JointState.
+	Sensors []sensor.Sensor
 }
 
 // CommandName is r's actuator topic.
@@ -36,6 +41,16 @@ func (r Robot) CommandName() string {
 		return r.Command
 	}
 	return CommandTopic(r.Name)
+}
+
+// SensorTopics lists the topics the world publishes for r: its joint
+// states and its world sensors' topics. It allocates.
+func (r Robot) SensorTopics() []string {
+	out := []string{SensorTopic(r.Name)}
+	for _, s := range r.Sensors {
+		out = append(out, WorldSensorTopic(r.Name, s.Name))
+	}
+	return out
 }
 
 // MultiArray reports whether r's command is a std_msgs/Float64MultiArray
@@ -88,9 +103,13 @@ func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
 	}
 	defer dynamics.Close(w) // the run makes its own
 	for j, r := range sc.Robots {
-		rb := Robot{Name: r.Name, Joints: dynamics.JointNames(w, sc.Dynamics.Model, j), Commands: w.CommandLen(j)}
+		rb := Robot{Name: r.Name, Joints: dynamics.JointNames(w, sc.Dynamics.Model, j), Commands: w.CommandLen(j),
+			Sensors: dynamics.Sensors(w, j)}
 		if r.CommandTopic != "" {
 			rb.Command = r.Command()
+		}
+		if err := checkSensors(rb); err != nil {
+			return l, fmt.Errorf("%s: dynamics %s: robot %s: %w", sc.File, sc.Dynamics.Model, r.Name, err)
 		}
 		if rb.Commands > maxCommand {
 			return l, fmt.Errorf("%s: dynamics %s: body %d takes %d command values, the ROS bridge at most %d",
@@ -111,6 +130,27 @@ func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
 		l.Relays = append(l.Relays, Relay{Topic: rl.Topic, From: from.Index})
 	}
 	return l, nil
+}
+
+// checkSensors refuses a world sensor whose name is no ROS topic name or
+// whose topic is another of the robot's.
+func checkSensors(r Robot) error {
+	taken := map[string]string{SensorTopic(r.Name): "the robot's joint states", r.CommandName(): "the robot's command topic"}
+	for _, s := range r.Sensors {
+		ok := s.Name != ""
+		for i, c := range s.Name {
+			ok = ok && (c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9')
+		}
+		if !ok {
+			return fmt.Errorf("sensor %q is not a ROS topic name (letters, digits and _, not first a digit): rename its site or sensor in the model", s.Name)
+		}
+		topic := WorldSensorTopic(r.Name, s.Name)
+		if what, dup := taken[topic]; dup {
+			return fmt.Errorf("sensor %q would publish on %s, which is %s: rename its site or sensor in the model", s.Name, topic, what)
+		}
+		taken[topic] = "sensor " + s.Name + "'s topic"
+	}
+	return nil
 }
 
 // Check reports what a gate cannot serve: a client of no robot, a robot

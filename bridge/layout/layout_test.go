@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
 
 const pursuit = `
@@ -116,5 +117,33 @@ func TestTopics(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
+	}
+}
+
+func TestCheckSensors(t *testing.T) {
+	imu := sensor.Sensor{Name: "imu", Kind: sensor.IMU}
+	for _, c := range []struct {
+		r    Robot
+		want string
+	}{
+		{Robot{Name: "base", Sensors: []sensor.Sensor{imu, {Name: "front_range2", Kind: sensor.Range}}}, ""},
+		{Robot{Name: "base", Sensors: []sensor.Sensor{{Name: "joint_states"}}}, "/base/joint_states, which is the robot's joint states"},
+		{Robot{Name: "base", Sensors: []sensor.Sensor{{Name: "command"}}}, "/base/command, which is the robot's command topic"},
+		{Robot{Name: "base", Command: "/base/imu", Sensors: []sensor.Sensor{imu}}, "which is the robot's command topic"},
+		{Robot{Name: "base", Sensors: []sensor.Sensor{imu, imu}}, "which is sensor imu's topic"},
+		{Robot{Name: "base", Sensors: []sensor.Sensor{{Name: "front-range"}}}, `"front-range" is not a ROS topic name`},
+		{Robot{Name: "base", Sensors: []sensor.Sensor{{Name: "2d"}}}, `"2d" is not a ROS topic name`},
+	} {
+		err := checkSensors(c.r)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.r, err, c.want)
+		}
+	}
+}
+
+func TestSensorTopics(t *testing.T) {
+	r := Robot{Name: "base", Sensors: []sensor.Sensor{{Name: "imu"}, {Name: "front_range"}}}
+	if got, want := r.SensorTopics(), []string{"/base/joint_states", "/base/imu", "/base/front_range"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
 	}
 }

@@ -13,6 +13,11 @@ func ClockTopic(client string) string { return "/tcs/" + client + "/clock" }
 // SensorTopic is robot's sensor topic (sensor_msgs/JointState).
 func SensorTopic(robot string) string { return "/" + robot + "/joint_states" }
 
+// WorldSensorTopic is the topic of a world sensor of robot
+// (sensor.Sensor.Name): sensor_msgs/Imu, Range or
+// geometry_msgs/WrenchStamped.
+func WorldSensorTopic(robot, name string) string { return "/" + robot + "/" + name }
+
 // CommandTopic is robot's actuator topic (std_msgs/Float64, or
 // std_msgs/Float64MultiArray for a body with more than one command value).
 func CommandTopic(robot string) string { return "/" + robot + "/command" }

@@ -13,6 +13,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 	"github.com/tcs-robotics/tcs/dynamics"
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 	"github.com/tcs-robotics/tcs/msgs"
 )
 
@@ -51,6 +52,7 @@ type Gate struct {
 	diag    *Publisher
 	private []*Publisher
 	sensors []*Publisher
+	world   [][]*Publisher // robot j's world sensors (layout.Robot.Sensors)
 	relays  []*gateRelay
 	ep      *linux.Epoll
 
@@ -67,6 +69,7 @@ type Gate struct {
 	// Dispatch-thread state, kept here so that the calls do not allocate.
 	frame   []byte
 	vals    [MaxCommand]float64
+	smsg    sensor.Message
 	delFn   func(client int)
 	onSent  func(callerid string)
 	want    string // ClientClock: the callerid that must receive
@@ -161,6 +164,15 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, p)
+		var ws []*Publisher
+		for _, sn := range r.Sensors {
+			p, err := n.Advertise(layout.WorldSensorTopic(r.Name, sn.Name), msgs.SensorType(sn.Kind), true)
+			if err != nil {
+				return nil, err
+			}
+			ws = append(ws, p)
+		}
+		g.world = append(g.world, ws)
 		if _, err := n.Subscribe(r.CommandName(), commandType(r), func(in *InConn) { g.add(j, in) }); err != nil {
 			return nil, err
 		}
@@ -317,8 +329,9 @@ func (g *Gate) remove(gc *gateConn, reason string, err error) {
 }
 
 // Sample publishes robot j's sensor sample at virtual time t to every
-// subscriber (obs = [positions..., velocities...]) and calls delivered
-// with each client it reached. It does not allocate (after the first
+// subscriber (obs = [positions..., velocities..., world sensors...]): its
+// JointState, then each world sensor's message; it calls delivered with
+// each client each message reached. It does not allocate (after the first
 // calls).
 func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int)) {
 	r := &g.conf.Robots[j]
@@ -326,6 +339,11 @@ func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int))
 	g.frame = msgs.AppendJointState(g.frame[:0], 0, msgs.Epoch+t, "", r.Joints, pos, vel, nil)
 	g.delFn = delivered
 	g.sensors[j].WriteEach(g.frame, g.onSent)
+	for k := range r.Sensors {
+		r.Sensors[k].Message(obs, &g.smsg)
+		g.frame = msgs.AppendSensor(g.frame[:0], 0, msgs.Epoch+t, &g.smsg)
+		g.world[j][k].WriteEach(g.frame, g.onSent)
+	}
 }
 
 func (g *Gate) delivered(callerid string) {
@@ -505,7 +523,11 @@ clients:
 // observed lists the publishers whose subscribers other than the clients
 // are waited for: /clock, the sensor topics and /diagnostics.
 func (g *Gate) observed() []*Publisher {
-	return append([]*Publisher{g.clock, g.diag}, g.sensors...)
+	out := append([]*Publisher{g.clock, g.diag}, g.sensors...)
+	for _, ws := range g.world {
+		out = append(out, ws...)
+	}
+	return out
 }
 
 // Missing describes what client i still lacks before virtual time may
@@ -526,6 +548,12 @@ func (g *Gate) Missing(i int, graph *Graph) string {
 	}
 	if slices.Contains(graph.Subscribers[layout.SensorTopic(robot)], id) && !slices.Contains(g.sensors[c.Robot].Subscribers(), id) {
 		miss = append(miss, "subscribed to "+layout.SensorTopic(robot)+" but not connected yet")
+	}
+	for k, sn := range g.conf.Robots[c.Robot].Sensors {
+		topic := layout.WorldSensorTopic(robot, sn.Name)
+		if slices.Contains(graph.Subscribers[topic], id) && !slices.Contains(g.world[c.Robot][k].Subscribers(), id) {
+			miss = append(miss, "subscribed to "+topic+" but not connected yet")
+		}
 	}
 	if slices.Contains(graph.Publishers[command], id) {
 		found := false
@@ -595,8 +623,8 @@ func (g *Gate) Unsubscribed(topic, callerID string) {
 
 // Refuse is the embedded master's check of a publisher registration (see
 // master.Master.GuardPublishers): only tcs publishes /clock, the clients'
-// clocks, the relay topics and the robots' sensor topics. It logs each
-// refusal.
+// clocks, the relay topics and the robots' sensor topics (joint states and
+// world sensors). It logs each refusal.
 func (g *Gate) Refuse(topic, callerID string) string {
 	if callerID == g.conf.Node.Name() {
 		return ""
@@ -607,7 +635,7 @@ func (g *Gate) Refuse(topic, callerID string) string {
 		why = "tcs publishes the time and its relays; a node that did would break the run's clock"
 	default:
 		for _, r := range g.conf.Robots {
-			if topic == layout.SensorTopic(r.Name) {
+			if slices.Contains(r.SensorTopics(), topic) {
 				why = "it is robot " + r.Name + "'s sensor topic, which only the simulated world publishes"
 			}
 		}
@@ -619,16 +647,17 @@ func (g *Gate) Refuse(topic, callerID string) string {
 	return why
 }
 
-// Intruders lists the nodes other than the bridge that publish a robot's
-// sensor topic: their messages reach the clients ungated, so the run
-// reports them.
+// Intruders lists the nodes other than the bridge that publish one of a
+// robot's sensor topics (layout.Robot.SensorTopics): their messages reach
+// the clients ungated, so the run reports them.
 func (g *Gate) Intruders(graph *Graph) []string {
 	var out []string
 	for _, r := range g.conf.Robots {
-		t := layout.SensorTopic(r.Name)
-		for _, n := range graph.Publishers[t] {
-			if n != g.conf.Node.Name() {
-				out = append(out, n+" publishes "+t)
+		for _, t := range r.SensorTopics() {
+			for _, n := range graph.Publishers[t] {
+				if n != g.conf.Node.Name() {
+					out = append(out, n+" publishes "+t)
+				}
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/dynamics"
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 	"github.com/tcs-robotics/tcs/msgs"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 )
@@ -87,6 +88,7 @@ type Gate struct {
 	diag    *Writer
 	private []*Writer
 	sensors []*Writer
+	world   [][]*Writer // robot j's world sensors (layout.Robot.Sensors)
 	cmds    []*Reader
 	relays  []*gateRelay
 
@@ -103,6 +105,7 @@ type Gate struct {
 	in   []byte
 	pub  Guid
 	vals [MaxCommand]float64
+	smsg sensor.Message
 	rejN int
 	rej  [16]string
 }
@@ -119,6 +122,7 @@ type snapshot struct {
 	client  map[[12]byte]int // participant prefix → client
 	clockOK []bool           // private clock i matched by client i
 	sensor  []uint64         // robot j's sensor writer: clients reached
+	world   [][]uint64       // robot j's world sensor k: clients reached
 	relay   [][]bool         // relay k, client i: its relay topic is read by it
 }
 
@@ -137,7 +141,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	g = &Gate{conf: conf, node: n, logged: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{}),
 		buf: make([]byte, 0, 4096), in: make([]byte, 1<<16)}
 	g.snap.Store(&snapshot{client: map[[12]byte]int{}, clockOK: make([]bool, len(conf.Clients)),
-		sensor: make([]uint64, len(conf.Robots)), relay: make([][]bool, len(conf.Relays))})
+		sensor: make([]uint64, len(conf.Robots)), world: make([][]uint64, len(conf.Robots)), relay: make([][]bool, len(conf.Relays))})
 	if g.clock, err = n.Writer("/clock", rmsgs.Clock, Latched); err != nil {
 		return nil, err
 	}
@@ -169,6 +173,15 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 			return nil, err
 		}
 		g.sensors = append(g.sensors, w)
+		var ws []*Writer
+		for _, sn := range r.Sensors {
+			w, err := n.Writer(layout.WorldSensorTopic(r.Name, sn.Name), sn.Kind.String(), Latched)
+			if err != nil {
+				return nil, err
+			}
+			ws = append(ws, w)
+		}
+		g.world = append(g.world, ws)
 		rd, err := n.Reader(r.CommandName(), commandType(r), Commands, true)
 		if err != nil {
 			return nil, err
@@ -252,6 +265,19 @@ func (g *Gate) refresh() error {
 			}
 		}); err != nil {
 			return err
+		}
+	}
+	s.world = make([][]uint64, len(g.world))
+	for j, ws := range g.world {
+		s.world[j] = make([]uint64, len(ws))
+		for k, w := range ws {
+			if err := s.eachClient(w, func(i int) {
+				if i < 64 {
+					s.world[j][k] |= 1 << i
+				}
+			}); err != nil {
+				return err
+			}
 		}
 	}
 	for k, rl := range g.relays {
@@ -349,8 +375,9 @@ func (g *Gate) ToolEnv() []string {
 // Fd is readable when a command or relayed message arrived: call Drain.
 func (g *Gate) Fd() int { return g.node.Fd() }
 
-// Sample publishes robot j's sensor sample at virtual time t and calls
-// delivered with each client reached. It does not allocate.
+// Sample publishes robot j's sensor sample at virtual time t (its
+// JointState, then each world sensor's message) and calls delivered with
+// each client each message reached. It does not allocate.
 func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int)) {
 	r := &g.conf.Robots[j]
 	pos, vel := dynamics.SplitState(obs, len(r.Joints))
@@ -359,7 +386,23 @@ func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int))
 		g.note("sensor")
 		return
 	}
-	mask := g.snap.Load().sensor[j]
+	s := g.snap.Load()
+	reached(s.sensor[j], delivered)
+	for k := range r.Sensors {
+		r.Sensors[k].Message(obs, &g.smsg)
+		g.buf = rmsgs.AppendSensor(g.buf[:0], msgs.Epoch+t, &g.smsg)
+		if err := g.world[j][k].Write(g.buf); err != nil {
+			g.note("sensor")
+			return
+		}
+		if j < len(s.world) && k < len(s.world[j]) {
+			reached(s.world[j][k], delivered)
+		}
+	}
+}
+
+// reached calls delivered with each client whose bit is set in mask.
+func reached(mask uint64, delivered func(client int)) {
 	for i := 0; mask != 0; i++ {
 		if mask&1 != 0 {
 			delivered(i)
@@ -571,6 +614,12 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+layout.SensorTopic(robot) && s.sensor[c.Robot]&(1<<i) == 0 {
 				miss = append(miss, "subscribed to "+layout.SensorTopic(robot)+" but not matched yet (QoS or type?)")
 			}
+			for k, sn := range g.conf.Robots[c.Robot].Sensors {
+				topic := layout.WorldSensorTopic(robot, sn.Name)
+				if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+topic && s.world[c.Robot][k]&(1<<i) == 0 {
+					miss = append(miss, "subscribed to "+topic+" but not matched yet (QoS or type?)")
+				}
+			}
 		}
 		for _, e := range pubs {
 			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+command {
@@ -599,6 +648,9 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 	watched := map[string]*Writer{"rt/clock": g.clock, "rt/diagnostics": g.diag}
 	for j, r := range g.conf.Robots {
 		watched["rt"+layout.SensorTopic(r.Name)] = g.sensors[j]
+		for k, sn := range r.Sensors {
+			watched["rt"+layout.WorldSensorTopic(r.Name, sn.Name)] = g.world[j][k]
+		}
 	}
 	for _, e := range subs {
 		w := watched[e.Topic]

@@ -7,6 +7,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/coordinator"
 	"github.com/tcs-robotics/tcs/dynamics"
+	"github.com/tcs-robotics/tcs/dynamics/sensor"
 	"github.com/tcs-robotics/tcs/msgs"
 	"github.com/tcs-robotics/tcs/msgs/cdr"
 	"github.com/tcs-robotics/tcs/record"
@@ -95,8 +96,18 @@ func (r *runner) recOpen() error {
 	}
 	h.clock = add(record.Clock.Channel(record.TopicClock))
 	steps := &stepExpander{clock: h.clock}
+	var stepChans []uint16
 	for j, rb := range r.sc.Robots {
 		h.sensor = append(h.sensor, add(record.JointState.Channel(layout.SensorTopic(rb.Name))))
+		stepChans = append(stepChans, h.sensor[j])
+		ss := dynamics.Sensors(r.world, j)
+		var chans []uint16
+		for _, s := range ss {
+			chans = append(chans, add(record.SensorChannel(layout.WorldSensorTopic(rb.Name, s.Name), s.Kind)))
+		}
+		stepChans = append(stepChans, chans...)
+		steps.world = append(steps.world, ss)
+		steps.worldCh = append(steps.worldCh, chans)
 		multi := r.world.CommandLen(j) != 1 || rb.CommandTopic != ""
 		h.multi = append(h.multi, multi)
 		k := record.Float64
@@ -112,7 +123,7 @@ func (r *runner) recOpen() error {
 	}
 	if err == nil {
 		steps.sensor, steps.joints = h.sensor, h.joints
-		h.step, err = rec.AddExpander(steps, append([]uint16{h.clock}, h.sensor...)...)
+		h.step, err = rec.AddExpander(steps, append([]uint16{h.clock}, stepChans...)...)
 	}
 	h.progress = add(record.Progress.Channel(record.TopicProgress))
 	h.status = add(record.Status.Channel(record.TopicRunStatus))
@@ -130,9 +141,9 @@ func (r *runner) recOpen() error {
 }
 
 // recStep records the world's step boundary t: /clock, each robot's
-// JointState (one record per robot and step, whatever number of
-// subscribers it reached: those are counted in the clients' deliveries),
-// and the status when due.
+// JointState and world sensors (one record each per robot and step,
+// whatever number of subscribers it reached: those are counted in the
+// clients' deliveries), and the status when due.
 func (r *runner) recStep(t int64) {
 	h := &r.recH
 	if t == 0 && h.live != nil {
@@ -167,13 +178,16 @@ func (r *runner) recStep(t int64) {
 }
 
 // stepExpander writes a step's records from recStep's raw record, on the
-// recording's writer goroutine: /clock, then each robot's JointState from
-// its observation.
+// recording's writer goroutine: /clock, then each robot's JointState and
+// world sensors from its observation.
 type stepExpander struct {
-	clock  uint16
-	sensor []uint16
-	joints [][]string
-	obs    []float64
+	clock   uint16
+	sensor  []uint16
+	joints  [][]string
+	world   [][]sensor.Sensor // robot j's world sensors ...
+	worldCh [][]uint16        // ... and their channels
+	obs     []float64
+	msg     sensor.Message
 }
 
 // Expand implements record.Expander.
@@ -189,6 +203,11 @@ func (e *stepExpander) Expand(raw *cdr.Reader, t, _ int64, out *record.Batch) {
 		pos, vel := dynamics.SplitState(e.obs, len(e.joints[j]))
 		record.EncodeJointState(out.Begin(ch, t, t), msgs.Epoch+t, e.joints[j], pos, vel)
 		out.Commit()
+		for k, s := range e.world[j] {
+			s.Message(e.obs, &e.msg)
+			record.EncodeSensor(out.Begin(e.worldCh[j][k], t, t), msgs.Epoch+t, &e.msg)
+			out.Commit()
+		}
 	}
 }
 
