@@ -45,7 +45,13 @@ func cmdWorld(args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer conn.Close()
-	err = remote.Serve(conn, func(bodies int, step int64) (remote.Model, error) {
+	f, err := remote.Blocking(conn)
+	if err != nil {
+		fmt.Fprintf(stderr, "tcs world: %v\n", err)
+		return 1
+	}
+	defer f.Close()
+	err = remote.Serve(f, func(bodies int, step int64) (remote.Model, error) {
 		return dynamics.New(model, bodies, step, params)
 	})
 	if err != nil {

@@ -377,6 +377,22 @@ func (m *Mechanism) isolate() error {
 	return nil
 }
 
+// KeepOff moves every thread of process pid (one tcs started that is not
+// a client: a world's process) to the other CPUs; the threads it creates
+// later inherit that.
+func (m *Mechanism) KeepOff(pid int) error {
+	tids, err := linux.Tasks(pid)
+	if err != nil {
+		return fmt.Errorf("mechanism: %w", err)
+	}
+	for _, tid := range tids {
+		if err := linux.SetAffinity(tid, m.others...); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("mechanism: move thread %d of process %d off CPU %d: %w", tid, pid, m.conf.CPU, err)
+		}
+	}
+	return nil
+}
+
 // CPU returns the simulation CPU.
 func (m *Mechanism) CPU() int { return m.conf.CPU }
 

@@ -200,9 +200,14 @@ type runner struct {
 	cmd  [maxSlots][native.MaxValues]float64
 	cmdN [maxSlots]int
 
-	drift     report.Quantiles
-	late      report.Quantiles
-	dynNs     int64
+	drift report.Quantiles
+	late  report.Quantiles
+	dynNs int64
+	// dynSelf is the dispatch thread's own CPU in the world's steps, what
+	// the coordinator's cost leaves out: dynNs for a world in this
+	// process; for one served elsewhere (worldPid) only the exchange's.
+	dynSelf   int64
+	worldPid  int
 	detNs     int64
 	coordNs   int64
 	missesAll int64
@@ -414,6 +419,9 @@ func (r *runner) prepare() error {
 	}
 	r.world = world
 	r.failer, _ = world.(dynamics.Failer)
+	if p, ok := world.(interface{ Pid() int }); ok {
+		r.worldPid = p.Pid()
+	}
 	r.obs = make([][native.MaxValues]float64, world.Bodies())
 	r.obsN = make([]int, world.Bodies())
 	for b := range r.obs {
@@ -456,6 +464,13 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
 	}
 	r.mech = mech
+	if r.worldPid != 0 {
+		// The world's process was started before the simulation CPU was
+		// taken: it must not run there.
+		if err := mech.KeepOff(r.worldPid); err != nil {
+			return nil, fmt.Errorf("the world's process %d: %w", r.worldPid, err)
+		}
+	}
 	for _, n := range mech.CgroupNotes() {
 		r.notice(n)
 	}
@@ -710,7 +725,7 @@ func (r *runner) coordinatorNs() int64 {
 // detector's part: the dispatch thread's CPU less the dynamics', plus det.
 func (r *runner) coordinatorWith(det int64) int64 {
 	thread, _ := r.clk.Ns(r.threadClk)
-	return thread - r.loopCPU0 - r.dynNs + det
+	return thread - r.loopCPU0 - r.dynSelf + det
 }
 
 // detectorEvery is how many calls of coordinatorSoFar read the detector's
@@ -1169,6 +1184,10 @@ func (r *runner) idle(timeout int64) error {
 
 func (r *runner) step(a coordinator.Action) {
 	t0 := r.clk.Monotonic()
+	var c0 int64
+	if r.worldPid != 0 {
+		c0, _ = r.clk.Ns(r.threadClk)
+	}
 	h := a.To - r.world.Now()
 	step := r.sc.Dynamics.Step.Nanoseconds()
 	for h > 0 {
@@ -1192,6 +1211,12 @@ func (r *runner) step(a coordinator.Action) {
 	}
 	d := r.clk.Monotonic() - t0
 	r.dynNs += d
+	if r.worldPid != 0 {
+		c1, _ := r.clk.Ns(r.threadClk)
+		r.dynSelf += c1 - c0
+	} else {
+		r.dynSelf += d
+	}
 	if a.Boundary {
 		r.recStep(a.To) // recording
 		r.stepped(a.To)

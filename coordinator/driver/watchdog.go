@@ -132,6 +132,11 @@ func (r *runner) fire(t int64, lasted time.Duration, targets []watchTarget) {
 	for _, tg := range targets {
 		_ = linux.KillGroup(tg.pid, unix.SIGKILL)
 	}
+	if r.worldPid != 0 {
+		// A world process that stopped answering holds the dispatch loop
+		// in its step: ended, it hangs up and the step returns.
+		_ = linux.Kill(r.worldPid, unix.SIGKILL)
+	}
 	var one [8]byte
 	_ = linux.WriteU64(r.stopFd, &one, 1)
 	r.log.Error().Str("diagnosis", diag).Msg("watchdog: the run stalled; every client was ended")

@@ -313,6 +313,14 @@ func PidfdSignal(pidfd int, sig unix.Signal) error {
 	return nil
 }
 
+// Kill sends sig to process pid.
+func Kill(pid int, sig unix.Signal) error {
+	if err := unix.Kill(pid, sig); err != nil {
+		return os.NewSyscallError("kill", err)
+	}
+	return nil
+}
+
 // KillGroup sends sig to process group pgid.
 func KillGroup(pgid int, sig unix.Signal) error {
 	if err := unix.Kill(-pgid, sig); err != nil {

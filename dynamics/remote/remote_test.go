@@ -19,7 +19,7 @@ const ms = int64(time.Millisecond)
 
 // serveOn listens on a socket in a temporary folder and serves each
 // connection with newWorld; it returns the socket's path.
-func serveOn(t *testing.T, newWorld remote.Maker) string {
+func serveOn(t testing.TB, newWorld remote.Maker) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "w.sock")
 	l, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: path, Net: "unixpacket"})

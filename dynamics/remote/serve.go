@@ -24,6 +24,18 @@ type Model interface {
 // stepped by at most step ns.
 type Maker func(bodies int, step int64) (Model, error)
 
+// Blocking returns c's socket as a file in blocking mode, for Serve: a
+// world process then waits for tcs in the kernel, not through Go's
+// network poller, which answers a step sooner. Close the file and c.
+func Blocking(c *net.UnixConn) (*os.File, error) {
+	f, err := c.File()
+	if err != nil {
+		return nil, fmt.Errorf("remote: %w", err)
+	}
+	f.Fd() // blocking mode
+	return f, nil
+}
+
 // Dial connects to the socket tcs gave in $TCS_WORLD_SOCKET.
 func Dial() (*net.UnixConn, error) {
 	path := os.Getenv(EnvSocket)
@@ -37,13 +49,14 @@ func Dial() (*net.UnixConn, error) {
 	return c, nil
 }
 
-// Serve answers tcs on conn until it says quit or hangs up: it makes the
+// Serve answers tcs on conn (a connection, or its file in blocking mode:
+// Blocking) until it says quit or hangs up: it makes the
 // world at hello and steps it. A world that is a dynamics.Failer and
 // failed answers its error; one whose reset is asked for and that is not
 // a Resetter (Reset()) answers that it cannot. Serve returns nil at quit
 // or hang-up, else what went wrong; a world with a Close method is
 // closed at the end.
-func Serve(conn net.Conn, newWorld Maker) error {
+func Serve(conn io.ReadWriter, newWorld Maker) error {
 	in := make([]byte, maxMessage)
 	var out []byte
 	var w Model
