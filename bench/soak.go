@@ -121,14 +121,18 @@ type SoakResult struct {
 	// RunErr is how the run failed, "" when it completed.
 	RunErr string `json:"run_error,omitempty"`
 	// WallS is the soak's wall time, builds included.
-	WallS   float64       `json:"wall_s"`
-	Samples []SoakSample  `json:"samples"`
-	Minute  []SoakMinute  `json:"recording_minutes"`
-	Series  []SoakSeries  `json:"series"`
-	Verdict string        `json:"verdict"`
-	Files   []string      `json:"files"`
-	RunDir  string        `json:"run_dir,omitempty"`
-	bound   time.Duration // how long the run may take
+	WallS   float64      `json:"wall_s"`
+	Samples []SoakSample `json:"samples"`
+	Minute  []SoakMinute `json:"recording_minutes"`
+	Series  []SoakSeries `json:"series"`
+	Verdict string       `json:"verdict"`
+	Files   []string     `json:"files"`
+	RunDir  string       `json:"run_dir,omitempty"`
+	// HeapGrowth is the top of pprof's in-use space of the last heap
+	// profile less the first (the fit's first sample): where a live heap
+	// that grew grew.
+	HeapGrowth string        `json:"heap_growth,omitempty"`
+	bound      time.Duration // how long the run may take
 }
 
 // Flat reports whether every series is flat and the run completed.
@@ -261,6 +265,7 @@ func Soak(ctx context.Context, w io.Writer, o SoakOpts) (*SoakResult, error) {
 	res.Series = soakSeries(res.Samples, res.Minute, o.Warmup+1, o.Every)
 	res.WallS = time.Since(start).Seconds()
 	res.Verdict = soakVerdict(res)
+	res.HeapGrowth = heapGrowth(res.RunDir, 20)
 	if len(res.Samples) > 0 {
 		files, err := writeSoakFiles(o.Results, res)
 		res.Files = files
@@ -354,6 +359,9 @@ func soakRun(ctx context.Context, o SoakOpts, res *SoakResult, scen string) erro
 		if n, err := linux.OpenFds(pid); err == nil {
 			s.Fds = int64(n)
 		}
+		if k, err := linux.FdKinds(pid); err == nil {
+			s.FdKinds = fdKindsString(k)
+		}
 		if url != "" {
 			if n, err := goroutines(client, url); err == nil {
 				s.Goroutines = n
@@ -363,6 +371,15 @@ func soakRun(ctx context.Context, o SoakOpts, res *SoakResult, scen string) erro
 			if m, err := heapStats(client, url); err == nil {
 				s.HeapAllocKB, s.NextGCKB, s.NumGC = m.heapAlloc/1024, m.nextGC/1024, m.numGC
 			} else {
+				fmt.Fprintf(o.Progress, "soak: sample %d: %v\n", minute, err)
+			}
+			// The heap profiles of the fit's first sample and of the
+			// latest: what the live heap gained in between.
+			name := heapLast
+			if minute == o.Warmup+1 {
+				name = heapFirst
+			}
+			if err := saveHeapProfile(client, url, filepath.Join(res.RunDir, name)); err != nil {
 				fmt.Fprintf(o.Progress, "soak: sample %d: %v\n", minute, err)
 			}
 		}
@@ -422,6 +439,66 @@ func heapStats(c *http.Client, url string) (memStats, error) {
 		return memStats{}, fmt.Errorf("%sheap?debug=1: %s", url, resp.Status)
 	}
 	return parseMemStats(resp.Body)
+}
+
+// The heap profiles a soak keeps in its run folder.
+const (
+	heapFirst = "heap-first.pb.gz"
+	heapLast  = "heap-last.pb.gz"
+)
+
+// saveHeapProfile writes the run's heap profile (pprof's protobuf) to path.
+func saveHeapProfile(c *http.Client, url, path string) error {
+	resp, err := c.Get(url + "heap")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%sheap: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// heapGrowth is the top of `go tool pprof -top` of the in-use space the
+// last heap profile has more than the first: where a live heap that grew
+// grew. "" when either is missing or go is not at hand.
+func heapGrowth(runDir string, lines int) string {
+	first, last := filepath.Join(runDir, heapFirst), filepath.Join(runDir, heapLast)
+	if !fileExists(first) || !fileExists(last) {
+		return ""
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-base", first, last).Output()
+	if err != nil {
+		return ""
+	}
+	rows := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.Join(rows[:min(len(rows), lines)], "\n")
+}
+
+// fdKindsString writes FdKinds' counts as "kind=n" sorted by kind.
+func fdKindsString(k map[string]int) string {
+	keys := make([]string, 0, len(k))
+	for name := range k {
+		keys = append(keys, name)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, name := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", name, k[name])
+	}
+	return b.String()
 }
 
 func fileExists(path string) bool {

@@ -42,6 +42,10 @@ type SoakSample struct {
 	HeapAllocKB int64 `json:"heap_alloc_kb"`
 	NextGCKB    int64 `json:"next_gc_kb"`
 	NumGC       int64 `json:"num_gc"`
+	// FdKinds counts the open fds by kind ("pipe=17 proc=108 socket=30
+	// ..."; linux.FdKinds), so that a step in Fds can be told: not
+	// judged.
+	FdKinds string `json:"fd_kinds,omitempty"`
 }
 
 // SoakMinute is what the recording says about one sampling period of the
@@ -360,7 +364,7 @@ func parseMemStats(r io.Reader) (memStats, error) {
 var soakCSVHeader = []string{"minute", "t_s", "in_run", "rss_kb", "rss_anon_kb", "fds", "goroutines", "threads",
 	"heap_alloc_kb", "next_gc_kb", "num_gc",
 	"drift_p99_us", "drift_max_us", "act_late_p99_us", "activations", "rtf", "misses", "dispatches",
-	"rec_dropped", "statuses"}
+	"rec_dropped", "statuses", "fd_kinds"}
 
 // writeSoakCSV writes one row per sample, joined with the recording's
 // minute of the same number (its columns empty when the recording has
@@ -390,8 +394,9 @@ func writeSoakCSV(w io.Writer, samples []SoakSample, minutes []SoakMinute) error
 			row = append(row, us(m.DriftP99Ns), us(m.DriftMaxNs), us(m.LateP99Ns), i64(m.Activations),
 				strconv.FormatFloat(m.RTF(), 'f', 4, 64), i64(m.Misses), i64(m.Dispatches), i64(m.Dropped), i64(m.Statuses))
 		} else {
-			row = append(row, make([]string, len(soakCSVHeader)-len(row))...)
+			row = append(row, make([]string, len(soakCSVHeader)-1-len(row))...)
 		}
+		row = append(row, s.FdKinds)
 		_ = cw.Write(row)
 	}
 	cw.Flush()

@@ -215,10 +215,14 @@ func writeSoakMarkdown(w io.Writer, r *SoakResult, csvName, pngName string) {
 	if r.RunErr != "" {
 		fmt.Fprintf(w, "The run failed: %s.\n\n", r.RunErr)
 	}
+	if r.HeapGrowth != "" {
+		fmt.Fprintf(w, "## What the live heap gained\n\n`go tool pprof -top -sample_index=inuse_space -base heap-first.pb.gz heap-last.pb.gz`"+
+			" (the heap profiles of the fit's first sample and of the last, in the run's folder):\n\n```\n%s\n```\n\n", r.HeapGrowth)
+	}
 	fmt.Fprintf(w, "## How it was measured\n\n")
 	fmt.Fprintf(w, "- Sample k is taken k × %v after the coordinator of `tcs run --pprof 127.0.0.1:0` started "+
 		"(tcs.log's \"coordinator started\": it holds the simulation CPU): RSS (VmRSS, "+
-		"and RssAnon in the CSV) and threads from /proc/PID/status, open fds from /proc/PID/fd, goroutines from the "+
+		"and RssAnon in the CSV) and threads from /proc/PID/status, open fds from /proc/PID/fd (by kind in the CSV's fd_kinds), goroutines from the "+
 		"first line of /debug/pprof/goroutine?debug=1 (the request's own handler among them). The CSV also has "+
 		"the Go runtime's HeapAlloc, NextGC and NumGC (/debug/pprof/heap?debug=1), not judged: the run collects at "+
 		"GOGC=800, so between collections the heap, and RSS with it, grows toward NextGC; RSS rising while NumGC "+

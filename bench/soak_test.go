@@ -215,7 +215,8 @@ func TestReadSoakRecording(t *testing.T) {
 
 func TestWriteSoakCSV(t *testing.T) {
 	samples := []SoakSample{
-		{Minute: 1, T: 60.01, InRun: true, RSSKB: 50000, RSSAnonKB: 30000, Fds: 120, Goroutines: 80, Threads: 14, HeapAllocKB: 9000, NextGCKB: 40000, NumGC: 3},
+		{Minute: 1, T: 60.01, InRun: true, RSSKB: 50000, RSSAnonKB: 30000, Fds: 120, Goroutines: 80, Threads: 14, HeapAllocKB: 9000, NextGCKB: 40000, NumGC: 3,
+			FdKinds: "pipe=20 socket=100"},
 		{Minute: 2, T: 120.02, InRun: false, RSSKB: 50100, RSSAnonKB: 30100, Fds: 120, Goroutines: -1, Threads: 14, HeapAllocKB: -1, NextGCKB: -1, NumGC: -1},
 	}
 	minutes := []SoakMinute{{Minute: 1, Statuses: 6000, DriftP99Ns: 45_600, DriftMaxNs: 1_200_000, LateP99Ns: 3000,
@@ -231,8 +232,8 @@ func TestWriteSoakCSV(t *testing.T) {
 	if len(rows) != 3 || strings.Join(rows[0], ",") != strings.Join(soakCSVHeader, ",") {
 		t.Fatalf("rows %q", rows)
 	}
-	want1 := "1,60.0,1,50000,30000,120,80,14,9000,40000,3,45.6,1200.0,3.0,96000,1.0000,0,250000,0,6000"
-	want2 := "2,120.0,0,50100,30100,120,,14,,,,,,,,,,,,"
+	want1 := "1,60.0,1,50000,30000,120,80,14,9000,40000,3,45.6,1200.0,3.0,96000,1.0000,0,250000,0,6000,pipe=20 socket=100"
+	want2 := "2,120.0,0,50100,30100,120,,14,,,,,,,,,,,,,"
 	if got := strings.Join(rows[1], ","); got != want1 {
 		t.Errorf("row 1 %s\nwant  %s", got, want1)
 	}
@@ -359,5 +360,14 @@ func TestCoordinatorStarted(t *testing.T) {
 	}
 	if !coordinatorStarted(path) {
 		t.Error("the line is there: not started")
+	}
+}
+
+func TestFdKindsString(t *testing.T) {
+	if got := fdKindsString(map[string]int{"socket": 3, "pipe": 2, "anon:eventfd": 1}); got != "anon:eventfd=1 pipe=2 socket=3" {
+		t.Errorf("%q", got)
+	}
+	if got := heapGrowth(t.TempDir(), 10); got != "" {
+		t.Errorf("no profiles: %q", got)
 	}
 }

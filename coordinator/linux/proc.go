@@ -284,6 +284,51 @@ func ReadStatus(pid int) (Status, error) {
 	return st, nil
 }
 
+// FdKinds counts process pid's open file descriptors by what they are:
+// socket, pipe, pidfd, anon:<kind> (eventfd, eventpoll, timerfd, ...),
+// proc (a /proc file), deleted (an unlinked file), file (any other path).
+// A descriptor closed while it is read is left out.
+func FdKinds(pid int) (map[string]int, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open fds: %w", err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("open fds: read %s: %w", dir, err)
+	}
+	out := map[string]int{}
+	for _, n := range names {
+		target, err := os.Readlink(dir + "/" + n)
+		if err != nil {
+			continue
+		}
+		out[fdKind(target)]++
+	}
+	return out, nil
+}
+
+// fdKind is what FdKinds calls a descriptor whose link reads target.
+func fdKind(target string) string {
+	switch {
+	case strings.HasPrefix(target, "socket:"):
+		return "socket"
+	case strings.HasPrefix(target, "pipe:"):
+		return "pipe"
+	case target == "anon_inode:[pidfd]":
+		return "pidfd"
+	case strings.HasPrefix(target, "anon_inode:"):
+		return "anon:" + strings.Trim(strings.TrimPrefix(target, "anon_inode:"), "[]")
+	case strings.HasPrefix(target, "/proc/"):
+		return "proc"
+	case strings.HasSuffix(target, " (deleted)"):
+		return "deleted"
+	}
+	return "file"
+}
+
 // OpenFds counts the open file descriptors of process pid (the entries of
 // /proc/PID/fd).
 func OpenFds(pid int) (int, error) {

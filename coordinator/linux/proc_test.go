@@ -499,3 +499,22 @@ func TestChildren(t *testing.T) {
 		t.Fatalf("after the reap: %v (%v)", kids, err)
 	}
 }
+
+func TestFdKinds(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	k, err := FdKinds(os.Getpid())
+	if err != nil || k["pipe"] < 2 {
+		t.Fatalf("%v %v: want two pipes at least", k, err)
+	}
+	for target, want := range map[string]string{"socket:[12]": "socket", "anon_inode:[pidfd]": "pidfd",
+		"anon_inode:[eventpoll]": "anon:eventpoll", "/proc/1/task/1/stat": "proc", "/tmp/x (deleted)": "deleted", "/dev/null": "file"} {
+		if got := fdKind(target); got != want {
+			t.Errorf("%s: %s, want %s", target, got, want)
+		}
+	}
+}
