@@ -185,6 +185,9 @@ func (r *chaosRun) wait(t *testing.T) result {
 	if res.code == -1 {
 		t.Fatalf("tcs run %s was killed (its time was up?)\n%s", r.scen, res.out)
 	}
+	if _, err := os.Stat(filepath.Join(r.out, "summary.json")); err != nil {
+		t.Fatalf("tcs run %s exited %d without a summary\n%s\n%s", r.scen, res.code, res.out, warnings(r.out))
+	}
 	res.sum = readSummary(t, r.out)
 	return res
 }

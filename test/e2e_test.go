@@ -105,7 +105,7 @@ func runTCSEnv(t *testing.T, env []string, timeout time.Duration, args ...string
 	return r
 }
 
-// warnings returns the first warnings of a run's tcs.log (late activations,
+// warnings returns the first warnings and errors of a run's tcs.log (late activations,
 // overrun slices, steal), which explain a failure.
 func warnings(out string) string {
 	b, err := os.ReadFile(filepath.Join(out, "tcs.log"))
@@ -115,7 +115,7 @@ func warnings(out string) string {
 	var w strings.Builder
 	n := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, `"level":"warn"`) && n < 20 {
+		if (strings.Contains(line, `"level":"warn"`) || strings.Contains(line, `"level":"error"`)) && n < 20 {
 			w.WriteString("tcs.log: " + line + "\n")
 			n++
 		}
