@@ -362,6 +362,7 @@ func soakRun(ctx context.Context, o SoakOpts, res *SoakResult, scen string) erro
 		if k, err := linux.FdKinds(pid); err == nil {
 			s.FdKinds = fdKindsString(k)
 		}
+		s.ClientThreads = descendantThreads(pid)
 		if url != "" {
 			if n, err := goroutines(client, url); err == nil {
 				s.Goroutines = n
@@ -482,6 +483,43 @@ func heapGrowth(runDir string, lines int) string {
 	}
 	rows := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return strings.Join(rows[:min(len(rows), lines)], "\n")
+}
+
+// descendantThreads counts the threads of pid's descendants (the clients,
+// the block detector and what they started): tcs keeps per-thread /proc
+// files open for the clients' threads, so its open fds follow this.
+// -1 when /proc cannot tell.
+func descendantThreads(pid int) int64 {
+	var n int64
+	seen := map[int]bool{}
+	todo := []int{pid}
+	for len(todo) > 0 {
+		p := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		tids, err := linux.Tasks(p)
+		if err != nil {
+			continue // gone
+		}
+		if p != pid {
+			n += int64(len(tids))
+		}
+		for _, tid := range tids {
+			kids, err := linux.Children(p, tid)
+			if err != nil {
+				continue
+			}
+			for _, k := range kids {
+				if !seen[k] {
+					seen[k] = true
+					todo = append(todo, k)
+				}
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return -1
+	}
+	return n
 }
 
 // fdKindsString writes FdKinds' counts as "kind=n" sorted by kind.

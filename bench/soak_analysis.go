@@ -46,6 +46,9 @@ type SoakSample struct {
 	// ..."; linux.FdKinds), so that a step in Fds can be told: not
 	// judged.
 	FdKinds string `json:"fd_kinds,omitempty"`
+	// ClientThreads is the number of threads of tcs's descendants (the
+	// clients and what they started): not judged, it explains fds.
+	ClientThreads int64 `json:"client_threads"`
 }
 
 // SoakMinute is what the recording says about one sampling period of the
@@ -364,7 +367,7 @@ func parseMemStats(r io.Reader) (memStats, error) {
 var soakCSVHeader = []string{"minute", "t_s", "in_run", "rss_kb", "rss_anon_kb", "fds", "goroutines", "threads",
 	"heap_alloc_kb", "next_gc_kb", "num_gc",
 	"drift_p99_us", "drift_max_us", "act_late_p99_us", "activations", "rtf", "misses", "dispatches",
-	"rec_dropped", "statuses", "fd_kinds"}
+	"rec_dropped", "statuses", "fd_kinds", "client_threads"}
 
 // writeSoakCSV writes one row per sample, joined with the recording's
 // minute of the same number (its columns empty when the recording has
@@ -394,9 +397,9 @@ func writeSoakCSV(w io.Writer, samples []SoakSample, minutes []SoakMinute) error
 			row = append(row, us(m.DriftP99Ns), us(m.DriftMaxNs), us(m.LateP99Ns), i64(m.Activations),
 				strconv.FormatFloat(m.RTF(), 'f', 4, 64), i64(m.Misses), i64(m.Dispatches), i64(m.Dropped), i64(m.Statuses))
 		} else {
-			row = append(row, make([]string, len(soakCSVHeader)-1-len(row))...)
+			row = append(row, make([]string, len(soakCSVHeader)-2-len(row))...)
 		}
-		row = append(row, s.FdKinds)
+		row = append(row, s.FdKinds, i64(s.ClientThreads))
 		_ = cw.Write(row)
 	}
 	cw.Flush()

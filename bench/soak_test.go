@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -216,8 +217,8 @@ func TestReadSoakRecording(t *testing.T) {
 func TestWriteSoakCSV(t *testing.T) {
 	samples := []SoakSample{
 		{Minute: 1, T: 60.01, InRun: true, RSSKB: 50000, RSSAnonKB: 30000, Fds: 120, Goroutines: 80, Threads: 14, HeapAllocKB: 9000, NextGCKB: 40000, NumGC: 3,
-			FdKinds: "pipe=20 socket=100"},
-		{Minute: 2, T: 120.02, InRun: false, RSSKB: 50100, RSSAnonKB: 30100, Fds: 120, Goroutines: -1, Threads: 14, HeapAllocKB: -1, NextGCKB: -1, NumGC: -1},
+			FdKinds: "pipe=20 socket=100", ClientThreads: 70},
+		{Minute: 2, T: 120.02, InRun: false, RSSKB: 50100, RSSAnonKB: 30100, Fds: 120, Goroutines: -1, Threads: 14, HeapAllocKB: -1, NextGCKB: -1, NumGC: -1, ClientThreads: -1},
 	}
 	minutes := []SoakMinute{{Minute: 1, Statuses: 6000, DriftP99Ns: 45_600, DriftMaxNs: 1_200_000, LateP99Ns: 3000,
 		Activations: 96000, VirtualNs: 60e9, WallNs: 60e9, Misses: 0, Dispatches: 250_000, Dropped: 0}}
@@ -232,8 +233,8 @@ func TestWriteSoakCSV(t *testing.T) {
 	if len(rows) != 3 || strings.Join(rows[0], ",") != strings.Join(soakCSVHeader, ",") {
 		t.Fatalf("rows %q", rows)
 	}
-	want1 := "1,60.0,1,50000,30000,120,80,14,9000,40000,3,45.6,1200.0,3.0,96000,1.0000,0,250000,0,6000,pipe=20 socket=100"
-	want2 := "2,120.0,0,50100,30100,120,,14,,,,,,,,,,,,,"
+	want1 := "1,60.0,1,50000,30000,120,80,14,9000,40000,3,45.6,1200.0,3.0,96000,1.0000,0,250000,0,6000,pipe=20 socket=100,70"
+	want2 := "2,120.0,0,50100,30100,120,,14,,,,,,,,,,,,,,"
 	if got := strings.Join(rows[1], ","); got != want1 {
 		t.Errorf("row 1 %s\nwant  %s", got, want1)
 	}
@@ -369,5 +370,16 @@ func TestFdKindsString(t *testing.T) {
 	}
 	if got := heapGrowth(t.TempDir(), 10); got != "" {
 		t.Errorf("no profiles: %q", got)
+	}
+}
+
+func TestDescendantThreads(t *testing.T) {
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if n := descendantThreads(os.Getpid()); n < 1 {
+		t.Fatalf("%d threads below this process with a sleep child, want ≥ 1", n)
 	}
 }
