@@ -40,10 +40,9 @@ type World struct {
 	conf Conf
 	name string // what the errors call it: the command or the socket
 	conn *net.UnixConn
-	// sock is the connection in blocking mode after the hello: the
-	// dispatch thread waits for an answer in the kernel, woken by it,
-	// not through Go's network poller (a step cost 0.9 ms of wall time
-	// and kept the dispatch thread busy that way).
+	// sock is the connection in blocking mode after the hello, so that
+	// the dispatch thread waits for an answer in the kernel and is woken
+	// by it directly, not through Go's network poller and scheduler.
 	sock   *os.File
 	proc   *exec.Cmd
 	dir    string        // the listening socket's folder (Cmd)
@@ -68,7 +67,7 @@ type World struct {
 // stepped by at most step ns.
 func New(conf Conf, bodies int, step int64) (*World, error) {
 	if (len(conf.Cmd) == 0) == (conf.Socket == "") {
-		return nil, fmt.Errorf("%w: give params cmd (a command that serves the world) or socket (where one serves), not both", ErrWorld)
+		return nil, fmt.Errorf("%w: give one of params cmd (a command that serves the world) and socket (where one serves)", ErrWorld)
 	}
 	if bodies < 1 || bodies > MaxBodies {
 		return nil, fmt.Errorf("%w: %d bodies, want 1 to %d", ErrWorld, bodies, MaxBodies)
