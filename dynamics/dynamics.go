@@ -50,17 +50,29 @@ type Resetter interface {
 	Reset()
 }
 
+// ResetAsker is implemented by a Resetter that can say it cannot reset (a
+// world served by another process says so in its hello).
+type ResetAsker interface {
+	CanReset() bool
+}
+
 // CanReset reports whether w can put its bodies back: it is a Resetter
-// and, when it also says whether it can (a world served by another
-// process: CanReset() bool), it can.
+// and, when it is also a ResetAsker, it says it can.
 func CanReset(w World) bool {
 	if _, ok := w.(Resetter); !ok {
 		return false
 	}
-	if c, ok := w.(interface{ CanReset() bool }); ok {
+	if c, ok := w.(ResetAsker); ok {
 		return c.CanReset()
 	}
 	return true
+}
+
+// Process is implemented by a World that runs in a process of its own:
+// Pid is that process's id when tcs started it, else 0. The driver keeps
+// such a process off the simulation CPU.
+type Process interface {
+	Pid() int
 }
 
 // Failer is implemented by a World that can fail while it steps (a physics

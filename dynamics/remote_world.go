@@ -13,6 +13,8 @@ var _ interface {
 	JointNamer
 	Sensorer
 	Resetter
+	ResetAsker
+	Process
 	Failer
 	Closer
 } = (*remote.World)(nil)

@@ -419,7 +419,7 @@ func (r *runner) prepare() error {
 	}
 	r.world = world
 	r.failer, _ = world.(dynamics.Failer)
-	if p, ok := world.(interface{ Pid() int }); ok {
+	if p, ok := world.(dynamics.Process); ok {
 		r.worldPid = p.Pid()
 	}
 	r.obs = make([][native.MaxValues]float64, world.Bodies())
