@@ -219,6 +219,76 @@ func TestRecorder(t *testing.T) {
 	}
 }
 
+// A record bigger than a slot's own buffer leaves no grown buffer behind
+// in its slot once written: after the ring went round many times with one
+// big record in eight, every slot has its own buffer back and at most
+// spareCap spares are kept; the producer does not allocate once the
+// spares have grown, and every record is written whole.
+func TestBigRecordsLeaveNoGrownSlots(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.mcap")
+	r, err := Create(Conf{Path: path, Slots: 256, Poll: 50 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, _ := r.AddChannel(Float64MultiArray.Channel("/small"))
+	big, _ := r.AddChannel(Float64MultiArray.Channel("/big"))
+	vals := make([]float64, 400) // 3.2 KB, like 16 clients' /diagnostics
+	n := 0
+	put := func() {
+		for r.head.Load()-r.tail.Load() > 128 {
+		}
+		ch, v := small, vals[:2]
+		if n%8 == 0 {
+			ch, v = big, vals
+		}
+		vals[0] = float64(n)
+		if w := r.Begin(ch, int64(n), int64(n)); w != nil {
+			EncodeFloat64MultiArray(w, v)
+			r.Commit()
+		}
+		n++
+	}
+	for i := 0; i < 40*256; i++ {
+		put()
+	}
+	if a := testing.AllocsPerRun(2000, put); a != 0 {
+		t.Errorf("%g allocations per record once the spares have grown", a)
+	}
+	r.Drain()
+	grown := 0
+	for i := range r.slots {
+		if cap(r.slots[i].buf) != cap(r.slots[i].own) {
+			grown++
+		}
+	}
+	spares := r.spareHead.Load() - r.spareTail.Load()
+	if grown != 0 || spares > spareCap {
+		t.Errorf("after %d records: %d of %d slots kept a grown buffer, %d spares (at most %d)", n, grown, len(r.slots), spares, spareCap)
+	}
+	if err := r.Close(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got, bad int
+	_, err = Read(path, func(ch *ReadChannel, m *mcap.Message) error {
+		got++
+		rd := cdr.NewReader(m.Data)
+		rd.Uint32() // layout.dim: none
+		rd.Uint32() // layout.data_offset
+		k := rd.Uint32()
+		want := uint32(2)
+		if ch.Topic == "/big" {
+			want = 400
+		}
+		if first := rd.Float64(); k != want || first != float64(m.LogTime) || rd.Err() != nil {
+			bad++
+		}
+		return nil
+	})
+	if err != nil || got != n || bad != 0 {
+		t.Fatalf("read %v: %d records of %d, %d not as written", err, got, n, bad)
+	}
+}
+
 // pairExpander turns a raw record {a, b} into a Clock at a on its first
 // channel and a Float64 b on its second.
 type pairExpander struct{ clock, value uint16 }

@@ -30,8 +30,9 @@ type Conf struct {
 	// default DefaultSlots. A record that finds the ring full is dropped
 	// and counted.
 	Slots int
-	// SlotBytes is each slot's initial buffer; default 256. A bigger
-	// record grows its slot once.
+	// SlotBytes is each slot's own buffer; default 256. A bigger record
+	// is written into a spare buffer (see Recorder), which goes back to
+	// the spares once written.
 	SlotBytes int
 	// ChunkSize is the size of the MCAP chunks (uncompressed); default
 	// DefaultChunkSize. A SIGKILL loses at most the chunk being filled
@@ -53,6 +54,9 @@ const (
 	defaultPoll      = 2 * time.Millisecond
 	// MaxChannels bounds the channels of one recording.
 	MaxChannels = 4096
+	// spareCap bounds the spare buffers kept for records bigger than a
+	// slot's own buffer.
+	spareCap = 64
 )
 
 // Profile is the MCAP profile of a recording (rosbag2's).
@@ -82,15 +86,25 @@ type slot struct {
 	ch       uint16
 	log, pub uint64
 	w        cdr.Writer
-	buf      []byte
+	buf      []byte // own (cap SlotBytes) or a spare
+	own      []byte // the slot's part of the preallocated block
 }
 
 // Recorder writes an MCAP file (profile ros2, cdr messages, chunked and
 // indexed) from one producer thread without blocking it: the producer
 // fills preallocated slots of a ring (Begin, Commit), a writer goroutine
 // drains the ring to disk. Begin, Commit, Abort, AddChannel, Stats and Close
-// are for the producer only; Begin and Commit do not allocate once the
-// slots have grown.
+// are for the producer only.
+//
+// Each slot has a small buffer of its own. A channel (or expander) that
+// once wrote a record bigger than that is marked big; its records then
+// take a spare buffer, which the writer hands back to the spares once
+// the record is written (a second single-producer ring, the other way).
+// A slot therefore never keeps a grown buffer: one 3.5 KB /diagnostics a
+// second landing on ever new slots would otherwise grow the ring's memory
+// for hours, up to slots × the biggest record. Begin and Commit do not
+// allocate once the spares have grown, unless more big records are in
+// the ring than spareCap.
 type Recorder struct {
 	conf     Conf
 	f        *os.File
@@ -106,6 +120,15 @@ type Recorder struct {
 	closed   bool
 	exps     []expander // fixed from the first BeginRaw on (rawBegun)
 	rawBegun bool
+
+	// Big records: the channels and expanders that wrote one (producer
+	// side), and the spare buffers (the writer fills spare at spareHead,
+	// the producer takes them at spareTail).
+	bigCh     [MaxChannels]bool
+	bigExp    []bool
+	spare     [spareCap][]byte
+	spareHead atomic.Uint64
+	spareTail atomic.Uint64
 
 	// producer-side counts
 	records [MaxChannels]int64
@@ -188,7 +211,8 @@ func Create(conf Conf) (*Recorder, error) {
 		block[k] = 0
 	}
 	for i := range r.slots {
-		r.slots[i].buf = block[i*sb : i*sb : (i+1)*sb]
+		r.slots[i].own = block[i*sb : i*sb : (i+1)*sb]
+		r.slots[i].buf = r.slots[i].own
 	}
 	go r.loop()
 	return r, nil
@@ -262,6 +286,7 @@ func (r *Recorder) AddExpander(e Expander, chans ...uint16) (uint16, error) {
 		return 0, errors.New("record: too many expanders")
 	}
 	r.exps = append(r.exps, expander{e: e, chans: append([]uint16(nil), chans...)})
+	r.bigExp = append(r.bigExp, false)
 	return uint16(len(r.exps) - 1), nil
 }
 
@@ -274,14 +299,11 @@ func (r *Recorder) BeginRaw(id uint16, logNs, pubNs int64) *cdr.Writer {
 		return nil
 	}
 	r.rawBegun = true
-	w, full := r.begin(0, logNs, pubNs)
+	w, full := r.begin(0, id+1, logNs, pubNs)
 	if full {
 		for _, ch := range r.exps[id].chans {
 			r.dropped[ch]++
 		}
-	}
-	if w != nil {
-		r.cur.exp = id + 1
 	}
 	return w
 }
@@ -292,16 +314,18 @@ func (r *Recorder) BeginRaw(id uint16, logNs, pubNs int64) *cdr.Writer {
 // with Commit or Abort before the next Begin. It returns nil, and counts
 // the record as dropped, when the ring is full.
 func (r *Recorder) Begin(ch uint16, logNs, pubNs int64) *cdr.Writer {
-	w, full := r.begin(ch, logNs, pubNs)
+	w, full := r.begin(ch, 0, logNs, pubNs)
 	if full {
 		r.dropped[ch]++
 	}
 	return w
 }
 
-// begin takes the next slot; nil when the recorder is closing or, full
-// true, when the ring is full.
-func (r *Recorder) begin(ch uint16, logNs, pubNs int64) (w *cdr.Writer, full bool) {
+// begin takes the next slot for a record of channel ch or, exp > 0, a raw
+// record of expander exp-1; nil when the recorder is closing or, full true,
+// when the ring is full. A big channel's record gets a spare buffer when
+// one is free.
+func (r *Recorder) begin(ch, exp uint16, logNs, pubNs int64) (w *cdr.Writer, full bool) {
 	if r.closed || r.closing.Load() {
 		return nil, false
 	}
@@ -310,10 +334,26 @@ func (r *Recorder) begin(ch uint16, logNs, pubNs int64) (w *cdr.Writer, full boo
 		return nil, true
 	}
 	s := &r.slots[h&r.mask]
-	s.exp, s.ch, s.log, s.pub = 0, ch, uint64(max(logNs, 0)), uint64(max(pubNs, 0))
+	s.exp, s.ch, s.log, s.pub = exp, ch, uint64(max(logNs, 0)), uint64(max(pubNs, 0))
+	if cap(s.buf) == cap(s.own) && r.big(s) {
+		if t := r.spareTail.Load(); t < r.spareHead.Load() {
+			k := t % spareCap
+			s.buf, r.spare[k] = r.spare[k], nil
+			r.spareTail.Store(t + 1)
+		}
+	}
 	s.w.Begin(s.buf[:0])
 	r.cur = s
 	return &s.w, false
+}
+
+// big reports whether slot s's channel or expander wrote a record bigger
+// than a slot's own buffer (producer side).
+func (r *Recorder) big(s *slot) bool {
+	if s.exp != 0 {
+		return r.bigExp[s.exp-1]
+	}
+	return r.bigCh[s.ch]
 }
 
 // Commit hands the record begun last to the writer.
@@ -330,6 +370,13 @@ func (r *Recorder) Commit() {
 		}
 	} else {
 		r.records[s.ch]++
+	}
+	if cap(s.buf) > cap(s.own) {
+		if s.exp != 0 {
+			r.bigExp[s.exp-1] = true
+		} else {
+			r.bigCh[s.ch] = true
+		}
 	}
 	r.head.Store(r.head.Load() + 1)
 }
@@ -441,11 +488,13 @@ func (r *Recorder) loop() {
 		closing := r.closing.Load()
 		h := r.head.Load()
 		for t := r.tail.Load(); t < h; t++ {
-			if s := &r.slots[t&r.mask]; s.exp != 0 {
+			s := &r.slots[t&r.mask]
+			if s.exp != 0 {
 				r.expand(s)
 			} else {
 				r.write(s)
 			}
+			r.giveBack(s)
 			r.tail.Store(t + 1)
 		}
 		if r.werr == nil {
@@ -461,6 +510,20 @@ func (r *Recorder) loop() {
 		case <-r.wake:
 		}
 	}
+}
+
+// giveBack puts the spare (or grown) buffer of written slot s back among
+// the spares, or lets it go when they are full, and gives s its own buffer
+// again (writer side).
+func (r *Recorder) giveBack(s *slot) {
+	if cap(s.buf) == cap(s.own) {
+		return
+	}
+	if h := r.spareHead.Load(); h-r.spareTail.Load() < spareCap {
+		r.spare[h%spareCap] = s.buf[:0]
+		r.spareHead.Store(h + 1)
+	}
+	s.buf = s.own
 }
 
 // expand writes the records of raw slot s through its expander.
