@@ -267,6 +267,10 @@ func (p *Policy) ProgressAt(c int, cpu int64) int64 {
 // RobotClock is robot j's charged clock R.
 func (p *Policy) RobotClock(j int) int64 { return p.robots[j].r }
 
+// State names client c's state (runnable, idle, reading, blocked, exited),
+// for logs; it does not allocate.
+func (p *Policy) State(c int) string { return stateNames[p.clients[c].st] }
+
 // Blocked reports whether client c is blocked for a reason the policy cannot
 // see (the clients a Probe is about).
 func (p *Policy) Blocked(c int) bool { return p.clients[c].st == stBlocked }

@@ -385,6 +385,16 @@ const (
 	Interrupted
 )
 
+var stopNames = [...]string{"", "preempted", "blocked", "request", "interrupted"}
+
+// String names s, for logs; it does not allocate.
+func (s Stop) String() string {
+	if int(s) < len(stopNames) {
+		return stopNames[s]
+	}
+	return "unknown"
+}
+
 // Slice is what the driver observed of one dispatch: the client's CPU from
 // its process CPU clock, why it stopped, and how the coordinator got the
 // CPU back. The policy decides from it what is charged (Policy.Ran).

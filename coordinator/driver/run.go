@@ -108,14 +108,22 @@ type lateEvent struct {
 	client            int
 	due, begin, world int64
 	wall              int64
+	steps             int64 // the world's steps so far
 }
 
 // overEvent is a dispatch in which the client used much more CPU than
 // the timer was armed for, kept for the log.
+// overEvent is one dispatch, for the log: what was asked and measured,
+// and where the client and the world stood once the policy had taken it
+// (and served the request it ended with).
 type overEvent struct {
 	client                           int
 	budget, arm, cpu, late, wall, at int64
+	away                             int64 // of cpu: used while the coordinator was away
 	timer, blocked                   bool
+	stop                             coordinator.Stop
+	state                            string // the client's state then
+	progress, world, steps           int64
 }
 
 type runClient struct {
@@ -259,7 +267,8 @@ func (rec recorder) Activation(c int, begin, due int64) {
 		if r.nlate == 0 {
 			r.ringLog, r.ringLogN = r.ring, r.ringN
 		}
-		r.lateEv[r.nlate] = lateEvent{client: c, due: due, begin: begin, world: r.pol.Now(), wall: r.clk.Monotonic() - r.wallStart}
+		r.lateEv[r.nlate] = lateEvent{client: c, due: due, begin: begin, world: r.pol.Now(),
+			wall: r.clk.Monotonic() - r.wallStart, steps: r.pol.Steps()}
 		r.nlate++
 	}
 	if p := rc.period.Period(); p > 0 {
@@ -638,13 +647,14 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	}
 	for _, e := range r.lateEv[:r.nlate] {
 		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("due_ns", e.due).Int64("late_ns", e.begin-e.due).
-			Int64("world_ns", e.world).Float64("wall_s", float64(e.wall)/1e9).Msg("late activation")
+			Int64("world_ns", e.world).Int64("steps", e.steps).Float64("wall_s", float64(e.wall)/1e9).Msg("late activation")
 	}
 	for k := max(r.ringLogN-len(r.ringLog), 0); k < r.ringLogN; k++ {
 		e := r.ringLog[k%len(r.ringLog)]
 		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("budget_ns", e.budget).Int64("arm_ns", e.arm).
-			Int64("cpu_ns", e.cpu).Int64("late_ns", e.late).Int64("run_wall_ns", e.wall).Bool("timer", e.timer).
-			Bool("blocked", e.blocked).Float64("wall_s", float64(e.at)/1e9).Msg("dispatch before the first late activation")
+			Int64("cpu_ns", e.cpu).Int64("away_ns", e.away).Int64("late_ns", e.late).Int64("run_wall_ns", e.wall).Bool("timer", e.timer).
+			Bool("blocked", e.blocked).Str("stop", e.stop.String()).Str("then", e.state).Int64("progress_ns", e.progress).
+			Int64("world_ns", e.world).Int64("steps", e.steps).Float64("wall_s", float64(e.at)/1e9).Msg("dispatch before the first late activation")
 	}
 	for _, e := range r.overEv[:r.nover] {
 		r.log.Warn().Str("client", r.clients[e.client].conf.Name).Int64("budget_ns", e.budget).Int64("arm_ns", e.arm).
@@ -1035,9 +1045,10 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 	c := r.clients[a.Client]
 	// Keep the last dispatches (for the first late activation) and the
 	// overrun ones, for the log.
-	ev := overEvent{client: a.Client, budget: a.Budget, arm: a.Arm, cpu: w.CPU, late: w.Late,
+	ev := overEvent{client: a.Client, budget: a.Budget, arm: a.Arm, cpu: w.CPU, away: w.Extra, late: w.Late,
 		wall: r.clk.Monotonic() - w0, at: w0 - r.wallStart, timer: w.Timer, blocked: w.Blocked}
-	r.ring[r.ringN%len(r.ring)] = ev
+	ring := &r.ring[r.ringN%len(r.ring)]
+	*ring = ev
 	r.ringN++
 	if w.CPU > a.Arm+200_000 && r.nover < len(r.overEv) {
 		r.overEv[r.nover] = ev
@@ -1099,6 +1110,7 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 		why = coordinator.Preempted
 	}
 	sl.Stop = why
+	ring.stop = why
 	r.pol.Ran(a.Client, sl)
 	r.traceSlice(a, w.CPU, why) // trace (trace.go)
 	r.pubDispatches.Store(r.pol.Dispatches())
@@ -1113,6 +1125,8 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 	if w.Exited != nil {
 		r.exited(w.Exited)
 	}
+	// Where the policy left the client and the world.
+	ring.state, ring.progress, ring.world, ring.steps = r.pol.State(a.Client), r.pol.Progress(a.Client), r.pol.Now(), r.pol.Steps()
 }
 
 // uncharge leaves ex ns that client c used in the dispatch begun at w0
