@@ -344,8 +344,12 @@ func (w *Writer) Write(sample []byte) error {
 
 // WaitAcks waits up to timeout until every matched reliable reader has
 // acknowledged what w wrote.
+// It does not allocate unless it fails.
 func (w *Writer) WaitAcks(timeout time.Duration) error {
-	return ddsErr("dds_wait_for_acks on "+w.Topic, C.tcs_wait_acks(w.ent, C.int64_t(timeout)))
+	if rc := C.tcs_wait_acks(w.ent, C.int64_t(timeout)); rc < 0 {
+		return ddsErr("dds_wait_for_acks on "+w.Topic, rc)
+	}
+	return nil
 }
 
 // Guid is the writer's GUID.
@@ -401,6 +405,7 @@ type Reader struct {
 	guid  Guid
 	Topic string
 	Type  string
+	ln    C.uint32_t // take's length out
 }
 
 // Reader creates a reader on ROS 2 topic of rosType; with notify, each
@@ -447,7 +452,8 @@ func (n *Node) reader(ec endpointConf) (*Reader, error) {
 
 // Take takes the oldest sample into buf. ok is false when there is none;
 // n > len(buf) means the sample did not fit (it is lost). pub is its
-// writer's GUID (zero when the writer is gone). It does not allocate.
+// writer's GUID (zero when the writer is gone). It does not allocate; it
+// is for one goroutine at a time.
 func (r *Reader) Take(buf []byte, pub *Guid) (n int, ok bool, err error) {
 	return r.take(buf, pub, nil)
 }
@@ -455,7 +461,7 @@ func (r *Reader) Take(buf []byte, pub *Guid) (n int, ok bool, err error) {
 // take is Take that also copies the writer's USER_DATA into ud (NUL
 // terminated) when ud is not empty.
 func (r *Reader) take(buf []byte, pub *Guid, ud []byte) (n int, ok bool, err error) {
-	var ln C.uint32_t
+	ln := &r.ln // a field: a local whose address goes to C would be allocated each call
 	p := unsafe.Pointer(nil)
 	if len(buf) > 0 {
 		p = unsafe.Pointer(&buf[0])
@@ -464,14 +470,14 @@ func (r *Reader) take(buf []byte, pub *Guid, ud []byte) (n int, ok bool, err err
 	if len(ud) > 0 {
 		udp = (*C.char)(unsafe.Pointer(&ud[0]))
 	}
-	rc := C.tcs_take(r.ent, p, C.uint32_t(len(buf)), &ln, (*C.uint8_t)(&pub[0]), udp, C.int(len(ud)))
+	rc := C.tcs_take(r.ent, p, C.uint32_t(len(buf)), ln, (*C.uint8_t)(&pub[0]), udp, C.int(len(ud)))
 	switch {
 	case rc < 0:
 		return 0, false, ddsErr("dds_takecdr on "+r.Topic, rc)
 	case rc == 0:
 		return 0, false, nil
 	}
-	return int(ln), true, nil
+	return int(*ln), true, nil
 }
 
 // Matched lists the writers matched with r.
