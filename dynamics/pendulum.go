@@ -21,8 +21,11 @@ var ErrNotBuilt = errors.New("this tcs was built without MuJoCo (dynamics.model:
 	"install MuJoCo 2.2.2 (apt-get install libmujoco-dev) and build with: go build -tags mujoco ./cmd/tcs")
 
 // Models lists the model names New accepts; "mujoco" only works in a
-// binary built with the tag mujoco (MuJoCoBuilt).
-func Models() []string { return []string{"mujoco", "pendulum", "remote", "ships"} }
+// binary built with the tag mujoco (MuJoCoBuilt), and the registered
+// models (Register) follow the built-in ones.
+func Models() []string {
+	return append([]string{"mujoco", "pendulum", "remote", "ships"}, registeredNames()...)
+}
 
 // MaxBodies bounds the number of bodies New accepts.
 const MaxBodies = 1 << 16
@@ -60,9 +63,14 @@ func New(model string, bodies int, step int64, params map[string]any) (World, er
 		return newMuJoCo(bodies, step, params)
 	case "remote":
 		return newRemote(bodies, step, params)
-	default:
-		return nil, fmt.Errorf("dynamics: %w %q (valid: %s)", ErrUnknownModel, model, strings.Join(Models(), ", "))
 	}
+	if make, ok := registered(model); ok {
+		return make(bodies, step, params)
+	}
+	if model == ModelSimulationInterfaces {
+		return nil, fmt.Errorf("dynamics: %w", ErrNoROS2)
+	}
+	return nil, fmt.Errorf("dynamics: %w %q (valid: %s)", ErrUnknownModel, model, strings.Join(Models(), ", "))
 }
 
 // PendulumParams configures the pendulum model. Every field documents its
