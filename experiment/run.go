@@ -17,6 +17,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/ros1"
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/coordinator/driver"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/report"
 )
 
@@ -57,8 +58,14 @@ func runScenario(yaml, dir, label string, progress io.Writer, stop <-chan struct
 	defer bar.done()
 	rc := driver.RunConf{Scenario: sc, OutDir: dir, Stop: stop, Log: &logger, LockTimeout: lockWait,
 		Status: bar, StatusEvery: bar.every(), Trace: tr}
+	world, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: dynamics: %w", label, err)
+	}
+	defer dynamics.Close(world)
+	rc.World = world
 	if sc.HasROS() {
-		b, err := ros1.StartBridge(sc, logger.With().Str("part", "ros1").Logger())
+		b, err := ros1.StartBridge(sc, world, logger.With().Str("part", "ros1").Logger())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}

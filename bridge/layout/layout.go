@@ -91,17 +91,17 @@ type Layout struct {
 	Relays  []Relay
 }
 
-// Of builds the layout of sc. Joints and command lengths come from the
-// scenario's dynamics model (its JointNames when it has them, else one
-// joint "<model>_joint"); a body taking more than maxCommand command
-// values is an error naming the file.
-func Of(sc *config.Scenario, maxCommand int) (Layout, error) {
+// Of builds the layout of sc, whose world is w (the run's: a world is made
+// once per run, as one in another process or a simulator must not be
+// started or stepped for a look). Joints and command lengths come from w
+// (its JointNames when it has them, else one joint "<model>_joint"); a
+// body taking more than maxCommand command values is an error naming the
+// file.
+func Of(sc *config.Scenario, w dynamics.World, maxCommand int) (Layout, error) {
 	var l Layout
-	w, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
-	if err != nil {
-		return l, fmt.Errorf("%s: dynamics: %w", sc.File, err)
+	if w == nil || w.Bodies() < len(sc.Robots) {
+		return l, fmt.Errorf("%s: dynamics: no world of %d bodies for the layout", sc.File, len(sc.Robots))
 	}
-	defer dynamics.Close(w) // the run makes its own
 	for j, r := range sc.Robots {
 		rb := Robot{Name: r.Name, Joints: dynamics.JointNames(w, sc.Dynamics.Model, j), Commands: w.CommandLen(j),
 			Sensors: dynamics.Sensors(w, j)}

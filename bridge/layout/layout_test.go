@@ -6,8 +6,20 @@ import (
 	"testing"
 
 	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/dynamics/sensor"
 )
+
+// worldOf makes the world of scenario sc, closed with the test.
+func worldOf(t *testing.T, sc *config.Scenario) dynamics.World {
+	t.Helper()
+	w, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dynamics.Close(w) })
+	return w
+}
 
 const pursuit = `
 name: t
@@ -33,7 +45,8 @@ func TestOfPursuit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Of(sc, 64)
+	w := worldOf(t, sc)
+	l, err := Of(sc, w, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +62,7 @@ func TestOfPursuit(t *testing.T) {
 	}
 	// A bridge that carries fewer command values than the body takes
 	// refuses the scenario, naming the file.
-	if _, err := Of(sc, 1); err == nil || !strings.Contains(err.Error(), "pursuit.yaml") {
+	if _, err := Of(sc, w, 1); err == nil || !strings.Contains(err.Error(), "pursuit.yaml") {
 		t.Errorf("maxCommand 1: err %v", err)
 	}
 }
@@ -63,7 +76,7 @@ func TestCommandTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Of(sc, 64)
+	l, err := Of(sc, worldOf(t, sc), 64)
 	if err != nil {
 		t.Fatal(err)
 	}

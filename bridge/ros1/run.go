@@ -11,6 +11,7 @@ import (
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
@@ -26,8 +27,8 @@ type Bridge struct {
 
 // StartBridge prepares the ROS side of scenario sc before its clients
 // start: master, /use_sim_time, clocks latched at 0, sensor and actuator
-// topics.
-func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error) {
+// topics, those of world w (the run's).
+func StartBridge(sc *config.Scenario, w dynamics.World, log zerolog.Logger) (b *Bridge, err error) {
 	uri := sc.ROS.Master
 	if uri == "" {
 		uri = os.Getenv("ROS_MASTER_URI")
@@ -52,7 +53,7 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if err != nil {
 		return nil, err
 	}
-	l, err := layout.Of(sc, MaxCommand)
+	l, err := layout.Of(sc, w, MaxCommand)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/bridge/layout"
 	"github.com/tcs-robotics/tcs/config"
+	"github.com/tcs-robotics/tcs/dynamics"
 	rmsgs "github.com/tcs-robotics/tcs/msgs/ros2"
 	"github.com/tcs-robotics/tcs/simcontrol"
 )
@@ -26,8 +27,9 @@ type Bridge struct {
 
 // StartBridge prepares the ROS 2 side of scenario sc before its clients
 // start: the participant (bound to loopback), the clocks latched at 0, the
-// sensor and actuator topics, the live status, ros_discovery_info.
-func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error) {
+// sensor and actuator topics of world w (the run's), the live status,
+// ros_discovery_info.
+func StartBridge(sc *config.Scenario, w dynamics.World, log zerolog.Logger) (b *Bridge, err error) {
 	distro, err := rmsgs.ParseDistro(sc.ROS.Distro)
 	if sc.ROS.Distro == "" {
 		distro, err = rmsgs.Iron, nil // Jazzy, the ROS 2 release tcs is tested with
@@ -44,7 +46,7 @@ func StartBridge(sc *config.Scenario, log zerolog.Logger) (b *Bridge, err error)
 	if b.Node, err = NewNode(NodeConf{Distro: distro}); err != nil {
 		return nil, err
 	}
-	l, err := layout.Of(sc, MaxCommand)
+	l, err := layout.Of(sc, w, MaxCommand)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/coordinator/driver"
+	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/simcontrol"
 )
 
@@ -25,7 +26,7 @@ var ErrNotBuilt = errors.New("this tcs was built without the ROS 2 transport (ro
 type Bridge struct{ driver.Bridge }
 
 // StartBridge fails: the binary was built without the ros2 tag.
-func StartBridge(sc *config.Scenario, log zerolog.Logger) (*Bridge, error) {
+func StartBridge(sc *config.Scenario, w dynamics.World, log zerolog.Logger) (*Bridge, error) {
 	return nil, ErrNotBuilt
 }
 

@@ -300,8 +300,18 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		f := false
 		rc.Compensation = &f
 	}
+	// One world for the run: the bridge reads its joints and whether it
+	// resets from it, and the run steps it (a world in another process
+	// or a simulator is started and joined once).
+	world, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
+	if err != nil {
+		fmt.Fprintf(stderr, "tcs run: %s: dynamics: %v\n", file, err)
+		return 1
+	}
+	defer dynamics.Close(world)
+	rc.World = world
 	if sc.HasROS() && sc.ROS.Transport == config.TransportROS2 {
-		b, err := ros2.StartBridge(sc, logger.With().Str("part", "ros2").Logger())
+		b, err := ros2.StartBridge(sc, world, logger.With().Str("part", "ros2").Logger())
 		if err != nil {
 			fmt.Fprintf(stderr, "tcs run: %s: ros.transport: ros2: %v\n", file, err)
 			return 1
@@ -316,7 +326,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		// here too answers a call that comes after a run that failed to
 		// start.
 		defer ctl.Close()
-		if err := b.ServeSimulation(ctl, worldResettable(sc)); err != nil {
+		if err := b.ServeSimulation(ctl, dynamics.CanReset(world)); err != nil {
 			fmt.Fprintf(stderr, "tcs run: %s: %v\n", file, err)
 			return 1
 		}
@@ -328,7 +338,7 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 			fmt.Fprintf(stderr, "tcs: to see this run from another shell (ros2 topic list, ros2 node list, ros2 bag record), export:\n  export %s\n", shellWords(env))
 		}
 	} else if sc.HasROS() {
-		b, err := ros1.StartBridge(sc, logger.With().Str("part", "ros1").Logger())
+		b, err := ros1.StartBridge(sc, world, logger.With().Str("part", "ros1").Logger())
 		if err != nil {
 			fmt.Fprintf(stderr, "tcs run: %v\n", err)
 			return 1
@@ -370,18 +380,6 @@ func runCommand(name string, args []string, stdout, stderr io.Writer, load func(
 		return 1
 	}
 	return 0
-}
-
-// worldResettable reports whether the scenario's world can put its bodies
-// back in their initial state (ResetSimulation with SCOPE_STATE): a world
-// is made only to ask it; the run makes its own.
-func worldResettable(sc *config.Scenario) bool {
-	w, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
-	if err != nil {
-		return false // the run reports the error
-	}
-	defer dynamics.Close(w)
-	return dynamics.CanReset(w)
 }
 
 // dropROSArgs removes the arguments roslaunch gives every node it starts

@@ -77,6 +77,11 @@ type RunConf struct {
 	// Paused starts the run paused at virtual time 0: the clients start,
 	// the world waits for a play or step request.
 	Paused bool
+	// World is the run's world, at its time 0, when the caller made it
+	// (dynamics.New of the scenario's dynamics: the bridge's layout was
+	// read from it) and closes it after Run; nil: Run makes and closes
+	// its own.
+	World dynamics.World
 }
 
 const (
@@ -323,7 +328,9 @@ func Run(rc RunConf) (*report.Summary, error) {
 		done <- result{s, err}
 	}()
 	res := <-done
-	dynamics.Close(r.world) // the summary has read it
+	if rc.World == nil {
+		dynamics.Close(r.world) // the summary has read it
+	}
 	return res.s, res.err
 }
 
@@ -418,12 +425,18 @@ func (r *runner) prepare() error {
 	if r.rc.Paused {
 		pol.Pause()
 	}
-	world, err := dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params)
-	if err != nil {
-		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
+	world := r.rc.World
+	if world == nil {
+		if world, err = dynamics.New(sc.Dynamics.Model, len(sc.Robots), sc.Dynamics.Step.Nanoseconds(), sc.Dynamics.Params); err != nil {
+			return fmt.Errorf("%s: dynamics: %w", sc.File, err)
+		}
+	} else if world.Bodies() < len(sc.Robots) {
+		return fmt.Errorf("%s: dynamics: the world given has %d bodies for %d robots", sc.File, world.Bodies(), len(sc.Robots))
 	}
 	if err := fitsNative(world, sc.Dynamics.Model); err != nil {
-		dynamics.Close(world)
+		if r.rc.World == nil {
+			dynamics.Close(world)
+		}
 		return fmt.Errorf("%s: dynamics: %w", sc.File, err)
 	}
 	r.world = world
