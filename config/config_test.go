@@ -142,6 +142,24 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// A simulator stepped over ROS 2 makes whole steps: its actuation is hold,
+// and exact is refused naming the line.
+func TestSimulatorActuation(t *testing.T) {
+	sim := strings.Replace(minimal, "model: pendulum", "model: "+ModelSimulator, 1)
+	if sim == minimal {
+		t.Fatal("the minimal scenario names no pendulum")
+	}
+	if s := mustParse(t, sim); s.Actuation != ActuationHold {
+		t.Errorf("simulator: actuation %v, want hold", s.Actuation)
+	}
+	if _, err := Parse([]byte("actuation: exact\n"+sim), "dir/test.yaml"); err == nil || !strings.Contains(err.Error(), "dir/test.yaml:1: actuation: exact is not possible") {
+		t.Errorf("simulator with actuation: exact: %v, want it refused on line 1", err)
+	}
+	if s := mustParse(t, minimal); s.Actuation != ActuationExact {
+		t.Errorf("pendulum: actuation %v, want exact", s.Actuation)
+	}
+}
+
 func TestClientDefaults(t *testing.T) {
 	s := mustParse(t, `
 duration: 1s

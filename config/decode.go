@@ -544,6 +544,11 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 	if n := f["dynamics"]; n != nil {
 		d.dynamics(n, &s.Dynamics)
 	}
+	if f["actuation"] == nil && s.Dynamics.Model == ModelSimulator {
+		// A simulator makes whole steps only: a command acts from the
+		// next one (Validate refuses exact with it).
+		s.Actuation = ActuationHold
+	}
 	if n := f["robots"]; n != nil {
 		items, _ := d.list(n, "robots", "- name: arm")
 		for i, it := range items {

@@ -120,6 +120,10 @@ func (a *API) UnmarshalText(b []byte) error {
 	return err
 }
 
+// ModelSimulator is the dynamics model of an external simulator stepped
+// over ROS 2 (dynamics.ModelSimulationInterfaces): its actuation is hold.
+const ModelSimulator = "simulation_interfaces"
+
 // Actuation is when an actuator command takes effect in the world
 // (DESIGN §2, messages).
 type Actuation int

@@ -137,6 +137,9 @@ func (s *Scenario) validate() Errors {
 	if s.Dynamics.Step <= 0 {
 		c.add("dynamics.step", "is required and must be > 0: the world's integration step, like step: 1ms")
 	}
+	if s.Dynamics.Model == ModelSimulator && s.Actuation == ActuationExact {
+		c.add("actuation", "exact is not possible with dynamics.model %s: the simulator makes whole steps, so a command acts from the next one; write actuation: hold (the default with this model)", ModelSimulator)
+	}
 
 	if len(s.Robots) == 0 {
 		c.add("robots", "needs at least one robot (- name: arm, with its clients); robot j controls dynamics body j")

@@ -68,6 +68,8 @@ func TestValidate(t *testing.T) {
 		{"rtf 0 ok", func(s *Scenario) { s.Free.RTF = 0 }, "", ""},
 		{"model missing", func(s *Scenario) { s.Dynamics.Model = "" }, "dynamics.model", "is required; name the embedded world model"},
 		{"model bad", func(s *Scenario) { s.Dynamics.Model = "pen dulum" }, "dynamics.model", "is not a model name"},
+		{"simulator with exact actuation", func(s *Scenario) { s.Dynamics.Model = ModelSimulator }, "actuation", "write actuation: hold"},
+		{"simulator with hold ok", func(s *Scenario) { s.Dynamics.Model, s.Actuation = ModelSimulator, ActuationHold }, "", ""},
 		{"step missing", func(s *Scenario) { s.Dynamics.Step = 0 }, "dynamics.step", "is required and must be > 0"},
 		{"no robots", func(s *Scenario) { s.Robots = nil }, "robots", "needs at least one robot"},
 		{"robot name missing", func(s *Scenario) { s.Robots[1].Name = "" }, "robots[1].name", "is required; name the robot"},
