@@ -12,7 +12,9 @@
 // binary built with the tag mujoco, "mujoco" (package dynamics/mujoco: an
 // MJCF model, params {mjcf: path}). "remote" is a world another process
 // serves (package dynamics/remote: params {cmd: [argv...]} or {socket:
-// path}), stepped through the native world protocol.
+// path}), stepped through the native world protocol. A transport adds
+// models of its own with Register: bridge/ros2 adds
+// "simulation_interfaces", a simulator stepped over ROS 2.
 package dynamics
 
 import "github.com/tcs-robotics/tcs/dynamics/sensor"

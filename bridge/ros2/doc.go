@@ -44,6 +44,13 @@
 // diagnostic_msgs/msg/DiagnosticStatus, published at once when a service
 // changed the run's state.
 //
+// SimWorld is the other side: an external simulator as the run's world
+// (dynamics model simulation_interfaces, registered with dynamics by this
+// package's init), stepped through those services in the simulator's own
+// domain, its joint states the observations, its commands a
+// std_msgs/Float64MultiArray topic. ServeWorld serves one of tcs's worlds
+// that way (`tcs world MODEL --ros2`), the simulator the tests step.
+//
 // # Real ROS 2 nodes as the driver sees them (Jazzy, rmw_cyclonedds_cpp)
 //
 // Measured on the test nodes of test/controllers/ros2 (/proc/PID/task/*:

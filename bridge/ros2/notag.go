@@ -3,6 +3,7 @@
 package ros2
 
 import (
+	"context"
 	"errors"
 
 	"github.com/rs/zerolog"
@@ -40,3 +41,6 @@ func (b *Bridge) ToolEnv() []string { return nil }
 
 // Close does nothing.
 func (b *Bridge) Close() error { return nil }
+
+// ServeWorld fails: the binary was built without the ros2 tag.
+func ServeWorld(ctx context.Context, conf WorldServerConf) error { return ErrNotBuilt }

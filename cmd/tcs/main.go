@@ -61,7 +61,8 @@ usage:
                                   join a starting run as its client N (attach: true), e.g. as a
                                   roslaunch launch-prefix; socket $TCS_ATTACH_SOCKET or /run/tcs/attach/attach.sock
   tcs node NAME [ROS ARGS]        run a bundled ROS 1 node (goroslib): pd, prey, predator, planner
-  tcs world MODEL [KEY=VALUE...]  serve a world to a run (dynamics model remote, params {cmd: [tcs, world, MODEL]})
+  tcs world MODEL [KEY=VALUE...]  serve a world to a run (dynamics model remote, params {cmd: [tcs, world, MODEL]});
+                                  with --ros2 [--robots A,B] [--step 1ms], as a ROS 2 simulator (model simulation_interfaces)
   tcs experiment pendulum|pursuit [--trials N] [--out DIR]
                                   reproduce the papers' experiments; writes DIR/report.md
   tcs help                        this text
