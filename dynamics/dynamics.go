@@ -70,9 +70,10 @@ func CanReset(w World) bool {
 	return true
 }
 
-// Process is implemented by a World that runs in a process of its own:
-// Pid is that process's id when tcs started it, else 0. The driver keeps
-// such a process off the simulation CPU.
+// Process is implemented by a World that runs in a process of its own,
+// whose steps the coordinator waits for (it counts only its own CPU in
+// them as its cost): Pid is that process's id when tcs started it, else
+// 0. The driver keeps a process it started off the simulation CPU.
 type Process interface {
 	Pid() int
 }

@@ -23,6 +23,15 @@ import (
 
 func init() { dynamics.Register(dynamics.ModelSimulationInterfaces, newSimWorld) }
 
+var _ interface {
+	dynamics.World
+	dynamics.JointNamer
+	dynamics.Sensorer
+	dynamics.Process
+	dynamics.Failer
+	dynamics.Closer
+} = (*SimWorld)(nil)
+
 // worldCount numbers the SimWorlds of this process.
 var worldCount atomic.Int64
 
@@ -771,6 +780,10 @@ func (w *SimWorld) Observe(b int, dst []float64) int {
 
 // Now is the world's virtual time.
 func (w *SimWorld) Now() int64 { return w.now }
+
+// Pid is 0: the simulator is another process, which tcs did not start
+// (dynamics.Process: the run's steps wait for it).
+func (w *SimWorld) Pid() int { return 0 }
 
 // Err is the failure that stopped the world, or nil.
 func (w *SimWorld) Err() error { return w.err }

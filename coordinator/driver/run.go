@@ -218,8 +218,12 @@ type runner struct {
 	dynNs int64
 	// dynSelf is the dispatch thread's own CPU in the world's steps, what
 	// the coordinator's cost leaves out: dynNs for a world in this
-	// process; for one served elsewhere (worldPid) only the exchange's.
-	dynSelf   int64
+	// process; for one served elsewhere (elsewhere) only the exchange's.
+	dynSelf int64
+	// elsewhere: the world runs in another process (dynamics.Process),
+	// whose time the steps wait for; worldPid is that process when tcs
+	// started it (kept off the simulation CPU, killed by the watchdog).
+	elsewhere bool
 	worldPid  int
 	detNs     int64
 	coordNs   int64
@@ -442,7 +446,7 @@ func (r *runner) prepare() error {
 	r.world = world
 	r.failer, _ = world.(dynamics.Failer)
 	if p, ok := world.(dynamics.Process); ok {
-		r.worldPid = p.Pid()
+		r.elsewhere, r.worldPid = true, p.Pid()
 	}
 	r.obs = make([][native.MaxValues]float64, world.Bodies())
 	r.obsN = make([]int, world.Bodies())
@@ -1212,7 +1216,7 @@ func (r *runner) idle(timeout int64) error {
 func (r *runner) step(a coordinator.Action) {
 	t0 := r.clk.Monotonic()
 	var c0 int64
-	if r.worldPid != 0 {
+	if r.elsewhere {
 		c0, _ = r.clk.Ns(r.threadClk)
 	}
 	h := a.To - r.world.Now()
@@ -1238,7 +1242,7 @@ func (r *runner) step(a coordinator.Action) {
 	}
 	d := r.clk.Monotonic() - t0
 	r.dynNs += d
-	if r.worldPid != 0 {
+	if r.elsewhere {
 		c1, _ := r.clk.Ns(r.threadClk)
 		r.dynSelf += c1 - c0
 	} else {
