@@ -81,12 +81,17 @@ func runTCS(t *testing.T, timeout time.Duration, args ...string) result {
 // runTCSEnv is runTCS with the environment env (nil: the test's).
 func runTCSEnv(t *testing.T, env []string, timeout time.Duration, args ...string) result {
 	t.Helper()
+	return runTCSWith(t, tcsBin, env, timeout, args...)
+}
+
+func runTCSWith(t *testing.T, bin string, env []string, timeout time.Duration, args ...string) result {
+	t.Helper()
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	argv := append([]string{"run"}, args...)
 	argv = append(argv, "--out", out, "--quiet", "--wait", "10m")
-	cmd := exec.CommandContext(ctx, tcsBin, argv...)
+	cmd := exec.CommandContext(ctx, bin, argv...)
 	cmd.Env = env
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
