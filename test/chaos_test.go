@@ -625,7 +625,7 @@ func TestChaosThreads(t *testing.T) {
 				t.Fatalf("the chaos client did not start its threads: %v", e.kv)
 			}
 			t.Logf("chaos client: %s threads", e.kv["threads"])
-			checkPeriods(t, client(t, s, "pd"), 1001)
+			checkPeriods(t, client(t, s, "pd"), 4001)
 			chaos := client(t, s, "chaos")
 			if l := chaos.PeriodsLost; l.Overrun != 0 || l.AfterExit != 0 || chaos.Activations < chaos.Periods/2 {
 				t.Errorf("chaos: %d activations of %d periods, lost %+v: want every period after its start-up", chaos.Activations, chaos.Periods, *l)
