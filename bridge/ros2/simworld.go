@@ -501,19 +501,25 @@ func (w *SimWorld) firstSensors(b *simBody) error {
 
 // takeSensor takes sensor s's readings that arrived; the newest wins.
 func (w *SimWorld) takeSensor(b *simBody, s *simSensor) error {
-	for _, rd := range s.rd {
+	return w.takeAll(s.rd, b.buf, s.decode)
+}
+
+// takeAll hands every sample that arrived on either reader to decode, in
+// buf (a sample too big for it is lost). It does not allocate.
+func (w *SimWorld) takeAll(rds [2]*Reader, buf []byte, decode func([]byte) error) error {
+	for _, rd := range rds {
 		for {
-			n, ok, err := rd.Take(b.buf, &w.pub)
+			n, ok, err := rd.Take(buf, &w.pub)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				break
 			}
-			if n > len(b.buf) {
+			if n > len(buf) {
 				continue
 			}
-			if err := s.decode(b.buf[:n]); err != nil {
+			if err := decode(buf[:n]); err != nil {
 				return err
 			}
 		}
@@ -868,22 +874,8 @@ func (w *SimWorld) statesAt(b *simBody, want int64, deadline time.Time) error {
 	prev := b.stamp
 	for {
 		w.n.Reset()
-		for _, rd := range b.js {
-			for {
-				n, ok, err := rd.Take(b.buf, &w.pub)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					break
-				}
-				if n > len(b.buf) {
-					continue
-				}
-				if err := b.decode(b.buf[:n]); err != nil {
-					return err
-				}
-			}
+		if err := w.takeAll(b.js, b.buf, b.decode); err != nil {
+			return err
 		}
 		if b.stamp > prev {
 			break
