@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +86,7 @@ func checkDiffDriveSensors(t *testing.T, r result) {
 		}
 	}
 	var stamps []int64
+	var vertical []float64
 	for _, l := range logLines(t, log, "imu ") {
 		var ns int64
 		var frame string
@@ -98,15 +100,32 @@ func checkDiffDriveSensors(t *testing.T, r result) {
 		if frame != "imu" || math.Abs(norm-1) > 1e-6 || cov != 0 {
 			t.Fatalf("%q: want frame imu, a unit quaternion, orientation known", l)
 		}
-		// The base starts just above the floor and falls onto its wheels
-		// (an accelerometer in free fall reads 0); once it stands, it
-		// reads gravity's reaction.
-		if ns-msgs.Epoch >= 5e8 && math.Abs(a[2]-9.81) > 2 {
-			t.Fatalf("%q: standing on its wheels, want ~9.81 m/s² up", l)
+		// The base rocks on its wheels and now and then a caster strikes
+		// the floor: a sample can read an impact of several g, and which
+		// samples do depends on when the commands arrived (so on the
+		// node's CPU time). What holds for every sample is that the base
+		// is upright.
+		if math.Abs(q[0]) > 0.05 || math.Abs(q[1]) > 0.05 {
+			t.Fatalf("%q: want the base upright (roll and pitch under 6°)", l)
+		}
+		if ns-msgs.Epoch >= 5e8 {
+			vertical = append(vertical, a[2])
 		}
 		stamps = append(stamps, ns-msgs.Epoch)
 	}
 	checkStamps("imu", stamps)
+	// Once it stands on its wheels (it starts just above the floor and
+	// falls onto them), the accelerometer reads gravity's reaction, up:
+	// the median of the samples is within 0.1 m/s² of g. Scripted
+	// command timings on the embedded model give medians of 9.806 to
+	// 9.810 m/s²; a wrong axis, sign or unit is off by 9.81 or more.
+	if len(vertical) == 0 {
+		t.Fatal("no imu message after 0.5 s")
+	}
+	slices.Sort(vertical)
+	if med := vertical[len(vertical)/2]; math.Abs(med-9.81) > 0.1 {
+		t.Errorf("median vertical acceleration %.3f m/s² over %d samples after 0.5 s, want 9.81 (gravity's reaction, up)", med, len(vertical))
+	}
 	stamps = stamps[:0]
 	var ranges []float64
 	for _, l := range logLines(t, log, "range ") {
