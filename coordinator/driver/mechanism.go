@@ -539,10 +539,10 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	} else {
 		err = m.wait(&w, -1, gen)
 	}
-	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.wake() {
-		// Every raised thread of p blocked, and some were dormant (wake
-		// has made them awake): one of those may be what the others wait
-		// for. Raise them all and wait on.
+	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.wakeNeeded() {
+		// Every raised thread of p blocked, and a dormant one is not
+		// asleep (wakeNeeded has made them all awake): it may be what
+		// the others wait for. Raise them all and wait on.
 		if err = m.setLevel(p, m.conf.Base-1); err != nil {
 			return w, err
 		}
@@ -1127,10 +1127,10 @@ const dormantAfter = 1_000_000_000
 // since the last look is dormant: setLevel leaves it lowered, where it
 // cannot run. A Go client has four threads, two of them the runtime's
 // idle threads parked for good: raising and lowering those was a quarter
-// of the dispatch thread's CPU. Should every raised thread of p block,
-// Run raises the dormant ones (wake) before it reports a block: one of
-// them may be what the others wait for. A dormant thread that ran is
-// awake again.
+// of the dispatch thread's CPU. Should every raised thread of p block
+// while a dormant one is not asleep, Run raises the dormant ones
+// (wakeNeeded) before it reports a block: that one may be what the others
+// wait for. A dormant thread that ran is awake again.
 func (m *Mechanism) look(p *Proc) {
 	p.lookAt = m.lastWake
 	if p.exited || p.reaped || p.released {
@@ -1200,6 +1200,35 @@ func (p *Proc) wake() bool {
 		p.watch[k].dormant = false
 	}
 	return was
+}
+
+// wakeNeeded is asked when every raised thread of p blocked. A dormant
+// thread that is not asleep (state S) may be what they wait for: woken by
+// one of them, it is runnable at ℓ3, where it cannot run. Then every
+// thread of p is made awake (wake) and wakeNeeded reports true. Dormant
+// threads that sleep stay dormant: the block is real, and raising them
+// would only make the next blocks cost a raise and a wait more each.
+func (p *Proc) wakeNeeded() bool {
+	for k := range p.watch {
+		if p.watch[k].dormant && !p.asleep(p.watch[k].tid) {
+			return p.wake()
+		}
+	}
+	return false
+}
+
+// asleep reports whether thread tid of p is in an interruptible sleep
+// (state S), read from its stat file kept open (syncStates). Any other
+// state, or a file that cannot be read, is not asleep.
+func (p *Proc) asleep(tid int) bool {
+	p.syncStates()
+	for k := range p.states {
+		if p.states[k].tid == tid {
+			st, err := p.states[k].f.State()
+			return err == nil && st == 'S'
+		}
+	}
+	return false
 }
 
 func closeWatch(w []threadWatch) {

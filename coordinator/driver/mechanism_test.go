@@ -40,6 +40,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperThreadsLater())
 	case "dormant":
 		os.Exit(helperDormant())
+	case "dormant-naps":
+		os.Exit(helperDormantNaps())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown TCS_TEST_HELPER")
 		os.Exit(2)
@@ -625,6 +627,74 @@ func TestDormantThreadIsRaisedWhenNeeded(t *testing.T) {
 	}
 }
 
+// helperDormantNaps has a thread that sleeps for good and a main thread
+// that computes, then naps 1 ms (a block) and computes 1 ms, forever.
+func helperDormantNaps() int {
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		tid <- unix.Gettid()
+		select {}
+	}()
+	fmt.Printf("sleeper %d\n", <-tid)
+	x := 1.0
+	for {
+		for start := time.Now(); time.Since(start) < time.Millisecond; {
+			x = x*1.0000001 + 1
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A block of a client whose dormant thread sleeps is real: Run reports it
+// and the thread stays dormant, left lowered at the client's next raises
+// (raising it at every raise until the next look would cost two
+// sched_setparam calls per dispatch for a thread that never runs).
+func TestDormantThreadAsleepStaysDormant(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p := spawnHelper(t, m, "dormant-naps")
+	p.Dormancy = true
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	sleeper := 0
+	var raises, leftLowered, blocks int
+	m.afterRaise = func() {
+		if sleeper == 0 || m.cur != p || blocks == 0 {
+			return
+		}
+		raises++
+		if _, prio, err := linux.Policy(sleeper); err == nil && prio == m.Base()-3 {
+			leftLowered++
+		}
+	}
+	defer func() { m.afterRaise = nil }()
+	log := func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
+	// Long enough for a look to find the sleeper dormant (dormantAfter)
+	// and for a few hundred dispatches after that.
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); {
+		if sleeper == 0 {
+			fmt.Sscanf(log(), "sleeper %d", &sleeper)
+		}
+		w, err := m.Run(p, int64(2*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Blocked && sleeper != 0 && p.isDormantTid(sleeper) {
+			blocks++
+		}
+		if _, err := m.Run(busy, int64(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("sleeper %d: %d blocks reported while it was dormant; left lowered at %d of the %d raises after the first", sleeper, blocks, leftLowered, raises)
+	if blocks < 10 {
+		t.Fatalf("%d blocks reported while the sleeper was dormant, want ≥ 10 (the client naps every 2 ms)", blocks)
+	}
+	if leftLowered < raises*9/10 {
+		t.Errorf("the sleeper was left lowered at %d of %d raises after a block, want ≥ 90 %%: a block woke it though it slept", leftLowered, raises)
+	}
+}
+
 // notRaised dispatches p for 1 ms and lists those of tids that were not
 // at SCHED_FIFO ℓ1 right after the raise.
 func notRaised(t *testing.T, m *Mechanism, p *Proc, tids []int) []string {
@@ -776,4 +846,14 @@ func TestCPULockNamesHolder(t *testing.T) {
 	if !errors.Is(err, linux.ErrCPUBusy) || !strings.Contains(err.Error(), "PID "+strconv.Itoa(os.Getpid())) {
 		t.Fatalf("second lock: %v", err)
 	}
+}
+
+// isDormantTid reports whether thread tid of p is dormant now.
+func (p *Proc) isDormantTid(tid int) bool {
+	for k := range p.watch {
+		if p.watch[k].tid == tid {
+			return p.watch[k].dormant
+		}
+	}
+	return false
 }
