@@ -379,19 +379,52 @@ func (g *Gate) ClientClock(i int, t int64) bool {
 // the run: its message is rejected and logged once) and value, and msg with
 // each relayed message's relay, publishing client and body (valid during
 // the call only).
+//
+// It reads only the connections the gate's epoll set says are readable: a
+// read of every connection cost a system call per publisher at every
+// drain (64 per activation with 64 clients). A connection added after
+// the set was looked at is read at the next drain (the set stays
+// readable).
 func (g *Gate) Drain(cmd func(robot, client int, cmd []float64), msg func(relay, client int, body []byte)) {
 	conns := *g.conns.Load()
 	g.curFn, g.msgFn = cmd, msg
-	for _, gc := range conns {
-		g.cur = gc
-		open, err := gc.in.ReadFrames(g.onFrame)
-		if !open {
-			reason := "closed"
-			if err != nil {
-				reason = "dropped: its stream cannot be trusted"
+	// More ready connections than one wait returns take more rounds; each
+	// round reads its connections until they would block, so the rounds
+	// are bounded by the connections.
+	for round := 0; round <= len(conns)/linux.EpollBatch+1; round++ {
+		n, err := g.ep.Wait(0)
+		if err != nil {
+			for _, gc := range conns {
+				g.read(gc)
 			}
-			g.remove(gc, reason, err)
+			return
 		}
+		for i := 0; i < n; i++ {
+			fd := int(g.ep.Tag(i))
+			for _, gc := range conns {
+				if gc.in.Fd() == fd {
+					g.read(gc)
+					break
+				}
+			}
+		}
+		if n < linux.EpollBatch {
+			return
+		}
+	}
+}
+
+// read reads what connection gc has and drops it when it closed or its
+// stream cannot be trusted.
+func (g *Gate) read(gc *gateConn) {
+	g.cur = gc
+	open, err := gc.in.ReadFrames(g.onFrame)
+	if !open {
+		reason := "closed"
+		if err != nil {
+			reason = "dropped: its stream cannot be trusted"
+		}
+		g.remove(gc, reason, err)
 	}
 }
 

@@ -129,8 +129,12 @@ func Pipe2(flags int) (p [2]int, err error) {
 // registered with a 64-bit tag that Wait reports back.
 type Epoll struct {
 	fd     int
-	events [32]unix.EpollEvent
+	events [EpollBatch]unix.EpollEvent
 }
+
+// EpollBatch is how many ready events one Wait returns at most; the others
+// stay ready for the next.
+const EpollBatch = 32
 
 // NewEpoll creates an epoll set.
 func NewEpoll() (*Epoll, error) {
