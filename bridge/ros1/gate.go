@@ -380,11 +380,10 @@ func (g *Gate) ClientClock(i int, t int64) bool {
 // each relayed message's relay, publishing client and body (valid during
 // the call only).
 //
-// It reads only the connections the gate's epoll set says are readable: a
-// read of every connection cost a system call per publisher at every
-// drain (64 per activation with 64 clients). A connection added after
-// the set was looked at is read at the next drain (the set stays
-// readable).
+// It reads only the connections the gate's epoll set says are readable:
+// reading every connection would cost a system call per publisher at
+// every drain. A connection added after the set was looked at is read at
+// the next drain (the set stays readable).
 func (g *Gate) Drain(cmd func(robot, client int, cmd []float64), msg func(relay, client int, body []byte)) {
 	conns := *g.conns.Load()
 	g.curFn, g.msgFn = cmd, msg
@@ -402,7 +401,9 @@ func (g *Gate) Drain(cmd func(robot, client int, cmd []float64), msg func(relay,
 		for i := 0; i < n; i++ {
 			fd := int(g.ep.Tag(i))
 			for _, gc := range conns {
-				if gc.in.Fd() == fd {
+				// A connection closed in an earlier round may have left
+				// its fd number to a new one, which is not in conns yet.
+				if gc.in.Fd() == fd && !gc.in.done {
 					g.read(gc)
 					break
 				}
