@@ -1074,18 +1074,33 @@ func (p *Policy) DeliverClock(c int, now int64) bool {
 // HoldOver is the hold-over rule's question. A ROS client's library may
 // wait for its clock in short wall-clock sleeps (roscpp polls every 1 ms
 // until sim time moves), and any client may wait on the host (a page
-// fault reading its code from disk, mostly in its first activations) or be
-// runnable again by the time tcs looks: such a client blocks without
-// waiting for anything tcs delivers, and will go on by itself. When ROS
-// client c, in an activation in which it has not published a command yet
-// and was not held over yet, blocked with nothing else ready (alone) after
-// cpu ns of its arm ns, HoldOver returns true (and counts the hold-over
-// for this activation): the driver then reads what c's threads wait on
-// and asks HoldBudget. After its command the activation is taken as done:
-// asking then would cost a scan of its threads every activation.
+// fault reading its code from disk, a read of a file) or be runnable again
+// by the time tcs looks: such a client blocks without waiting for anything
+// tcs delivers, and will go on by itself. Taken as a wait, such a block
+// would let the world run on for as long as the host takes, as fast as
+// this machine steps it: virtual time that depends on the machine, charged
+// to no one (a controller reading its code from disk at start-up would
+// find its first activations already late). HoldOver returns true when
+// client c blocked with nothing else ready (alone) after cpu ns of its arm
+// ns and the driver must read what c's threads wait on and ask HoldBudget:
+//   - a native client, which waits for tcs through its requests, is asked
+//     whenever it blocks otherwise, unless it runs side work while it
+//     waits (see Woke); HoldBudget holds it only for a wait on the host,
+//     which ends by itself, so the world never waits for a client that
+//     waits for time;
+//   - a ROS client is asked once per activation (HoldOver counts it), only
+//     before it published a command: after it, the activation is taken as
+//     done, and asking then would cost a scan of its threads every
+//     activation.
 func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 	cl := &p.clients[c]
-	if cl.conf.API != ROS || !alone || !cl.active || cl.acted || cl.held || cl.pauseRun || cpu >= arm {
+	if !alone || cl.pauseRun || cpu >= arm {
+		return false
+	}
+	if cl.conf.API == Native {
+		return cl.st == stRunnable && cl.back == stRunnable
+	}
+	if cl.conf.API != ROS || !cl.active || cl.acted || cl.held {
 		return false
 	}
 	cl.held = true
@@ -1095,11 +1110,12 @@ func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 // HoldBudget is the hold-over rule's answer, after HoldOver, given what
 // c's threads wait on. It returns the CPU budget for which the dispatch of
 // c goes on, the world waiting, until c has run again and blocked again:
-// when c waits on the host (Waits.Host), or sleeps on the wall clock for
-// at most HoldMax. It returns 0 when c waits for something else (input,
-// its clock, a long sleep) or has used its arm.
+// when c waits on the host (Waits.Host), or, for a ROS client, sleeps on
+// the wall clock for at most HoldMax. It returns 0 when c waits for
+// something else (input, its clock, a long sleep; any sleep of a native
+// client, which asks tcs for time) or has used its arm.
 func (p *Policy) HoldBudget(c int, w Waits, cpu, arm int64) int64 {
-	short := w.Timed && w.Sleep <= HoldMax
+	short := w.Timed && w.Sleep <= HoldMax && p.clients[c].conf.API == ROS
 	if cpu >= arm || !w.Host && !short {
 		return 0
 	}

@@ -217,7 +217,8 @@ type ClientSummary struct {
 	ExitCode *int `json:"exit_code"`
 	// LeakS is CPU the client used while it was not dispatched (must be 0).
 	LeakS float64 `json:"leak_s"`
-	// Holds counts dispatches of a ROS client held over a short wall-clock
+	// Holds counts dispatches of the client held over a wait on the host
+	// (disk I/O, a page fault) or, for a ROS client, a short wall-clock
 	// sleep (roscpp's 1 ms polling); HoldWallS is the wall time the world
 	// waited for them.
 	Holds     int64   `json:"holds,omitempty"`

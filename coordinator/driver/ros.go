@@ -293,24 +293,6 @@ func (r *runner) actuate(robot, i int, cmd []float64) {
 	r.recCommand(slot, i) // recording
 }
 
-// holdOver applies the policy's hold-over rule (Policy.HoldOver) to the
-// dispatch of a that ended in w: it reads what c's threads wait on only
-// when the policy asks, and returns the budget the dispatch goes on
-// for (0: it does not).
-func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake) int64 {
-	alone := w.Blocked && w.N == 0 && w.Exited == nil
-	if !r.pol.HoldOver(a.Client, alone, w.CPU, a.Arm) {
-		return 0
-	}
-	var ws coordinator.Waits
-	if r.scanner != nil {
-		if s, err := r.scanner.Scan(c.proc.Pid, c.proc.tids); err == nil {
-			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0}
-		}
-	}
-	return r.pol.HoldBudget(a.Client, ws, w.CPU, a.Arm)
-}
-
 // diagnostics publishes the run's state on /diagnostics at virtual time t:
 // one status for the run (Δ, overhead so far, dispatches, misses) and one
 // per client (progress, CPU, activations, misses, leak so far). It does not

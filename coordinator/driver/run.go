@@ -166,8 +166,8 @@ type runClient struct {
 
 	ros      bool  // a ROS node (api: ros)
 	rosBE    bool  // a best-effort ROS node: its private clock follows its progress
-	holds    int64 // ROS: dispatches held over a short wall-clock sleep
-	holdWall int64 // ROS: wall ns the world waited for those sleeps
+	holds    int64 // dispatches held over a wait on the host or a ROS library's short sleep
+	holdWall int64 // wall ns the world waited for those
 	noClock  int64 // ROS: releases whose clock did not reach the node
 	shutdown bool  // let finish its shutdown ungated after the run (finishShutdowns)
 	diagName string
@@ -265,6 +265,10 @@ type runner struct {
 	// which the DDS bridge's receive path was settled, the wall time that
 	// took, and the blocks where it gave up.
 	settles, settleNs, settleTimeouts int64
+	// holdScans, holdScanNs: blocks after which the hold-over rule read
+	// what the client's threads wait on, and the wall time those reads
+	// took.
+	holdScans, holdScanNs int64
 }
 
 // recorder adapts the runner to coordinator.Recorder.
@@ -413,13 +417,14 @@ func (r *runner) prepare() error {
 	}
 	r.actuateFn = r.actuate
 	r.relayFn = r.relay
-	if r.bridge != nil {
-		scan, err := linux.NewSleepScanner()
-		if err != nil {
-			r.log.Warn().Err(err).Msg("no short-sleep inference: a roscpp client's activations may end at its first 1 ms poll")
-		}
-		r.scanner = scan
+	// What a client's threads wait on when it blocks outside tcs (the
+	// hold-over rule, Policy.HoldOver): a wait on the host, or a ROS
+	// library's short wall-clock sleep.
+	scan, err := linux.NewSleepScanner()
+	if err != nil {
+		r.log.Warn().Err(err).Msg("no hold-over: a client waiting on the host (disk) lets the world run on, and a roscpp client's activations may end at its first 1 ms poll")
 	}
+	r.scanner = scan
 	pol, err := coordinator.New(pc, recorder{r})
 	if err != nil {
 		return fmt.Errorf("%s: %w", sc.File, err)
@@ -655,7 +660,8 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
 		Int64("waker_ends", ends).Int64("waker_continued", continued).Int64("waker_ns", r.mech.WakerCPU()).
 		Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).
-		Int64("settles", r.settles).Int64("settle_ns", r.settleNs).Int64("settle_timeouts", r.settleTimeouts).Msg("overhead")
+		Int64("settles", r.settles).Int64("settle_ns", r.settleNs).Int64("settle_timeouts", r.settleTimeouts).
+		Int64("hold_scans", r.holdScans).Int64("hold_scan_ns", r.holdScanNs).Msg("overhead")
 	if r.settleTimeouts > 0 {
 		r.log.Warn().Int64("settle_timeouts", r.settleTimeouts).Msg("the DDS bridge's receive threads did not hand on what was in their sockets within 1 s of a client's block: commands sent then were stamped late")
 	}
@@ -1010,9 +1016,15 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
-	if budget := r.holdOver(a, c, w); budget > 0 {
-		// A short wall-clock sleep (roscpp polling for its clock): the
-		// client wakes by itself; the world waits for it.
+	for {
+		// A wait on the host (a read from disk) or a short wall-clock
+		// sleep (roscpp polling for its clock): the client goes on by
+		// itself; the world waits for it, as long as the policy says
+		// (a native client's reads block once each).
+		budget := r.holdOver(a, c, w)
+		if budget <= 0 {
+			break
+		}
 		h0 := r.clk.Monotonic()
 		w2, err := r.mech.Hold(c.proc, budget)
 		if err != nil {
@@ -1029,6 +1041,27 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	}
 	r.charge(a, w, w0)
 	return nil
+}
+
+// holdOver applies the policy's hold-over rule (Policy.HoldOver) to the
+// dispatch of a that ended in w: it reads what c's threads wait on only
+// when the policy asks, and returns the budget the dispatch goes on
+// for (0: it does not).
+func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake) int64 {
+	alone := w.Blocked && w.N == 0 && w.Exited == nil
+	if !r.pol.HoldOver(a.Client, alone, w.CPU, a.Arm) {
+		return 0
+	}
+	var ws coordinator.Waits
+	if r.scanner != nil {
+		t0 := r.clk.Monotonic()
+		if s, err := r.scanner.Scan(c.proc.Pid, c.proc.tids); err == nil {
+			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0}
+		}
+		r.holdScans++
+		r.holdScanNs += r.clk.Monotonic() - t0
+	}
+	return r.pol.HoldBudget(a.Client, ws, w.CPU, a.Arm)
 }
 
 // waitMaster lets the embedded ROS master answer the calls it has before
