@@ -121,6 +121,11 @@ func (b *Buffer) String() string {
 
 // Proc is a background process.
 type Proc struct {
+	// StackSignal, when set, is a signal the process answers by printing
+	// its threads' stacks (Python's faulthandler.register): Stop sends it
+	// before SIGKILL, so that a test's failure shows where it hung.
+	StackSignal syscall.Signal
+
 	cmd  *exec.Cmd
 	out  Buffer
 	done chan struct{}
@@ -193,6 +198,13 @@ func (p *Proc) Stop() (killed bool) {
 	select {
 	case <-p.done:
 	case <-time.After(time.Until(deadline)):
+		if p.StackSignal != 0 {
+			syscall.Kill(pgid, p.StackSignal) //nolint:errcheck // may be gone
+			select {
+			case <-p.done:
+			case <-time.After(time.Second):
+			}
+		}
 		syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck
 		<-p.done
 		killed = true
