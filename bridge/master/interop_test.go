@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/tcs-robotics/tcs/test/rosenv"
 )
@@ -32,7 +35,12 @@ type rosTest struct {
 
 func newROSTest(t *testing.T, tools ...string) *rosTest {
 	t.Helper()
-	m := newTestMaster(t, Conf{})
+	return newROSTestConf(t, Conf{}, tools...)
+}
+
+func newROSTestConf(t *testing.T, conf Conf, tools ...string) *rosTest {
+	t.Helper()
+	m := newTestMaster(t, conf)
 	return &rosTest{Env: rosenv.New(t, m.URI(), tools...), m: m}
 }
 
@@ -119,6 +127,8 @@ func TestInteropTopics(t *testing.T) {
 // cached (subscribed) parameter and the last message on ping, logs and
 // publishes them at 10 Hz.
 const probeNode = `#!/usr/bin/python3
+import faulthandler, signal
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 import rospy
 from std_msgs.msg import String
 rospy.init_node('tcs_probe')
@@ -149,9 +159,12 @@ func (r *rosTest) writeProbe(dir string) string {
 }
 
 func TestInteropRospyNode(t *testing.T) {
-	r := newROSTest(t)
+	var calls rosenv.Buffer
+	log := zerolog.New(&calls).Level(zerolog.DebugLevel)
+	r := newROSTestConf(t, Conf{Log: &log})
 	r.MustRun(20*time.Second, "rosparam", "set", "/shared/value", "1")
 	node := r.Start(rospyPython, r.writeProbe(r.Dir), "_greeting:=hello")
+	node.StackSignal = syscall.SIGUSR1
 	out := r.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/probe")
 	if !strings.Contains(out, `data: "hello 1 ping=none"`) {
 		t.Fatalf("rostopic echo /probe:\n%s\nnode:\n%s", out, node.Output())
@@ -181,6 +194,20 @@ func TestInteropRospyNode(t *testing.T) {
 	ping.Stop()
 	if out := r.MustRun(20*time.Second, "rosnode", "list"); !strings.Contains(out, "/tcs_probe\n") {
 		t.Errorf("rosnode list:\n%s", out)
+	}
+	// Its parameters came from the cache after the first read: each of
+	// its log lines read /rosout_disable_topics_generation, which the
+	// master sets (unset, rospy asks the master at every line).
+	lines := strings.Count(node.Output(), "probe hello")
+	subs := 0
+	for _, l := range strings.Split(calls.String(), "\n") {
+		if strings.Contains(l, `"method":"subscribeParam"`) && strings.Contains(l, `"caller":"/tcs_probe"`) {
+			subs++
+		}
+	}
+	t.Logf("the node logged %d lines, called subscribeParam %d times", lines, subs)
+	if lines < 10 || subs > 4 {
+		t.Errorf("the node logged %d lines and called subscribeParam %d times: want ≥ 10 lines, ≤ 4 calls (its 2 parameters, each at most twice)", lines, subs)
 	}
 	// Stopped, it unregisters its topics and services (not its parameter
 	// subscriptions: rospy never ends those, with rosmaster too).

@@ -23,6 +23,10 @@ import (
 // only.
 const DefaultAddr = "127.0.0.1:11311"
 
+// rosoutDisableTopics is the parameter rospy's and roscpp's /rosout
+// handlers read at every log line; New sets it to its default, false.
+const rosoutDisableTopics = "/rosout_disable_topics_generation"
+
 // maxRequestBytes bounds an XML-RPC request (a robot description can be
 // some megabytes).
 const maxRequestBytes = 64 << 20
@@ -111,6 +115,17 @@ func New(conf Conf) (*Master, error) {
 		log:       log,
 		state:     newState(uri, os.Getpid()),
 		serveDone: make(chan struct{}),
+	}
+	// rospy's parameter cache cannot hold an unset parameter, and its
+	// /rosout handler reads this one at every log line: unset, each
+	// rospy.loginfo is a subscribeParam call here (a node logging at
+	// 10 Hz, ten calls a second, each making the dispatch loop wait for
+	// the master), and a SIGTERM landing in one deadlocks the node's
+	// shutdown (its handler calls the master through the same locked
+	// proxy). Its documented default, set, is read once.
+	if err := m.state.params.set(rosoutDisableTopics, false); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("ros master: %s: %w", rosoutDisableTopics, err)
 	}
 	m.notify = newNotifier(conf.CallTimeout, log, m.answered)
 	if sc, ok := ln.(syscall.Conn); ok {
