@@ -98,7 +98,9 @@ type Summary struct {
 	// in microseconds.
 	CoordinatorPerActivationUS float64 `json:"coordinator_per_activation_us"`
 	// WallCostPollingS is the wall time spent holding the world for
-	// unmodified clients in short wall-clock sleeps (DESIGN §2).
+	// unmodified clients in short wall-clock sleeps (DESIGN §2) and for
+	// clients waiting on the host (disk I/O): the sum of the clients'
+	// HoldWallS.
 	WallCostPollingS float64 `json:"wall_cost_polling_s"`
 	// Relayed counts the messages between clients tcs carried (ros.relay);
 	// RelayDropped those it dropped because 64 were already on their way.
