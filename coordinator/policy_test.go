@@ -602,3 +602,34 @@ func TestDeliverClock(t *testing.T) {
 		t.Error("a periodic ROS 1 node: DeliverClock = false, want true")
 	}
 }
+
+// A native client that goes on blocking on the host is held at most
+// maxHostHolds times in one dispatch; the next dispatch may hold it again.
+func TestNativeHostHoldsBounded(t *testing.T) {
+	p, err := New(pendulumConf(10*ms), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.Next(0)
+	if a.Kind != KindDispatch {
+		t.Fatalf("first action %v, want a dispatch", a)
+	}
+	for k := 0; k < maxHostHolds; k++ {
+		if !p.HoldOver(0, true, int64(k), a.Arm) {
+			t.Fatalf("hold %d of %d not asked", k+1, maxHostHolds)
+		}
+		if b := p.HoldBudget(0, Waits{Host: true}, int64(k), a.Arm); b <= 0 {
+			t.Fatalf("hold %d: budget %d, want > 0", k+1, b)
+		}
+	}
+	if p.HoldOver(0, true, maxHostHolds, a.Arm) {
+		t.Fatalf("hold %d asked: want at most %d per dispatch", maxHostHolds+1, maxHostHolds)
+	}
+	p.Ran(0, Slice{CPU: 100 * us, Stop: Preempted, Timer: true})
+	if a = p.Next(0); a.Kind != KindDispatch || a.Client != 0 {
+		t.Fatalf("after the slice: %v, want pd dispatched again", a)
+	}
+	if !p.HoldOver(0, true, 0, a.Arm) {
+		t.Error("a new dispatch: hold not asked")
+	}
+}
