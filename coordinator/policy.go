@@ -427,9 +427,10 @@ func (p *Policy) minSlice() int64 { return min(p.conf.Quantum/50, 50_000) }
 // timer's usual error for c (|eps|). A slice that ended that close to its
 // bound reached it as closely as the timer can tell; a dispatch for the
 // rest would cost more than it gives, and its few µs, whose error is of
-// another kind than a full slice's, would pull the compensation off: with
-// q = 200 µs, such top-ups were half the slices, and the full ones ended
-// 7.5 µs (3.6 %) past their budget.
+// another kind than a full slice's, would pull the compensation off:
+// with it about half the full slices end a little short, so top-ups
+// would be nearly as many as full slices, and the average learnt from
+// both would leave the full ones ending past their budget.
 func (p *Policy) catchUp(c int) int64 {
 	s := p.minSlice()
 	if p.conf.Compensation {
@@ -1150,9 +1151,8 @@ func (p *Policy) HoldBudget(c int, w Waits, cpu, arm int64) int64 {
 // maxHostHolds bounds the holds of a native client in one dispatch
 // (HoldOver). A client reading a file blocks once per read, each a hold;
 // one that goes on blocking on the host with next to no CPU in between
-// (seen once at the start of 64 C clients: 5,722 holds in 10 s, virtual
-// time standing still until the watchdog ended the run) then counts as
-// waiting, and the world moves on.
+// would hold virtual time still for as long as it does so: past the
+// bound its block counts as a wait, and the world moves on.
 const maxHostHolds = 64
 
 // HoldMax is the longest wall-clock sleep the world waits for (HoldOver).

@@ -18,11 +18,10 @@ import (
 // only the CPU they use, whatever the disk takes and however fast this
 // machine steps the world. test/hostwait/hostwait.c reads 8 blocks with
 // O_DIRECT (every read waits for the disk, as a page fault reading code
-// does) in its start-up and in its first 4 activations of 5 ms. Before
-// the rule, the world ran on while it waited: a run of this scenario
-// ended with 0 activations of 1,001 (the world reached its end during
-// the start-up's reads), and a C controller in CI found its first 5
-// activations late after a wait of 0.5 ms at start-up.
+// does) in its start-up and in its first 4 activations of 5 ms. Were
+// the world to run on while it waits, it would be as far ahead as this
+// machine steps it in the disk's time, and the client's next
+// activations late by that much.
 func TestNativeClientWaitsOnTheHost(t *testing.T) {
 	needRT(t)
 	gcc, err := exec.LookPath("gcc")
