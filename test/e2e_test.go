@@ -259,15 +259,8 @@ func checkBalanced(t *testing.T, s *report.Summary, b int) {
 // here with gcc.
 func TestPendulumC(t *testing.T) {
 	needRT(t)
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "pd")
-	if out, err := exec.Command(gcc, "-O2", "-Wall", "-I", "../coordinator/native", "-o", bin, "../controllers/c/pd.c", "-lm").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := buildNativeC(t, dir, "../controllers/c/pd.c", "-lm")
 	src, err := os.ReadFile("../config/pendulum.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -287,6 +280,23 @@ func TestPendulumC(t *testing.T) {
 			pd.PeriodError, pd.DeadlineMisses, pd.DeadlineMissesHost)
 	}
 	checkBalanced(t, s, 0)
+}
+
+// buildNativeC compiles the native C client src (tcs_native.h on the
+// include path, then the extra flags) into dir with gcc and returns the
+// binary's path; it skips the test when gcc is not installed.
+func buildNativeC(t *testing.T, dir, src string, extra ...string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed")
+	}
+	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
+	args := append([]string{"-O2", "-Wall", "-std=gnu11", "-I", "../coordinator/native", "-o", bin, src}, extra...)
+	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", src, err, out)
+	}
+	return bin
 }
 
 // Two robots, one with a best-effort planner that never sleeps under its

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -24,10 +23,6 @@ import (
 // activations late by that much.
 func TestNativeClientWaitsOnTheHost(t *testing.T) {
 	needRT(t)
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	writeSynced(t, data, 8<<20)
@@ -42,10 +37,7 @@ func TestNativeClientWaitsOnTheHost(t *testing.T) {
 	if err := syscall.Statfs(dir, &st); err == nil && st.Type == 0x01021994 { // TMPFS_MAGIC
 		t.Skipf("%s is on tmpfs: reads never wait for a device", dir)
 	}
-	bin := filepath.Join(dir, "hostwait")
-	if out, err := exec.Command(gcc, "-O2", "-Wall", "-std=gnu11", "-I", "../coordinator/native", "-o", bin, "hostwait/hostwait.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := buildNativeC(t, dir, "hostwait/hostwait.c")
 	src, err := os.ReadFile("../config/pendulum.yaml")
 	if err != nil {
 		t.Fatal(err)
