@@ -298,6 +298,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad on_exit", "on_exit: crash\n", 1, "on_exit", "use one of stop, continue"},
 		{"bad class", "robots: [{clients: [{class: periodical}]}]\n", 1, "robots[0].clients[0].class", "use one of periodic, best-effort"},
 		{"bad api", "robots: [{clients: [{api: ros2}]}]\n", 1, "robots[0].clients[0].api", "use one of native, plain, ros"},
+		{"bad samples", "robots: [{clients: [{samples: latest}]}]\n", 1, "robots[0].clients[0].samples", `"latest" is not a valid samples; use one of each, at_activation`},
 		{"bad cpu", "cpu: last\n", 1, "cpu", `"last" is not a whole number`},
 		{"float priority", "base_priority: 80.5\n", 1, "base_priority", `"80.5" is not a whole number`},
 		{"bad bool", "compensation: maybe\n", 1, "compensation", `"maybe" is not true or false`},

@@ -24,7 +24,7 @@ var (
 	dynamicsFields = []string{"model", "step", "params"}
 	robotFields    = []string{"name", "cpu_scale", "command_topic", "clients"}
 	clientFields   = []string{"name", "cmd", "api", "class", "period", "priority", "cpu_scale",
-		"subscribes", "log", "env", "dir", "attach"}
+		"subscribes", "samples", "log", "env", "dir", "attach"}
 )
 
 // nodeBudget bounds the work of walking one document, aliases included, so
@@ -669,6 +669,9 @@ func (d *decoder) client(n *yaml.Node, path string, r *Robot, s *Scenario) Clien
 	}
 	if n := f["cpu_scale"]; n != nil {
 		d.float(n, join(path, "cpu_scale"), &c.CPUScale, "1.0")
+	}
+	if n := f["samples"]; n != nil {
+		enum(d, n, join(path, "samples"), &c.Samples, ParseSamples, "at_activation")
 	}
 	if n := f["subscribes"]; n != nil {
 		field := join(path, "subscribes")

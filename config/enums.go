@@ -159,6 +159,45 @@ func (a *Actuation) UnmarshalText(b []byte) error {
 	return err
 }
 
+// Samples is when a ROS client receives the world's sensor samples (its
+// robot's joint states and world sensors).
+type Samples int
+
+const (
+	// SamplesEach delivers every sample at its instant (DESIGN §2): a
+	// client that waits wakes for each, as a callback. The default.
+	SamplesEach Samples = iota
+	// SamplesAtActivation holds the samples a periodic client would get
+	// while it waits for its next activation and gives it the newest at
+	// that activation's instant, before its clock: one dispatch per
+	// activation instead of one per sample, for nodes whose sensor
+	// callbacks only keep the newest value.
+	SamplesAtActivation
+)
+
+var samplesNames = []string{"each", "at_activation"}
+
+// String returns the name used in scenario files.
+func (s Samples) String() string { return enumString(samplesNames, int(s), "Samples") }
+
+// ParseSamples parses a samples name as written in a scenario file.
+func ParseSamples(s string) (Samples, error) {
+	i, err := parseEnum(samplesNames, s, "samples")
+	return Samples(i), err
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Samples) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Samples) UnmarshalText(b []byte) error {
+	v, err := ParseSamples(string(b))
+	if err == nil {
+		*s = v
+	}
+	return err
+}
+
 // Transport is the ROS transport of the bridge.
 type Transport int
 

@@ -230,6 +230,13 @@ type Client struct {
 	// It is never 0 in a parsed scenario, also in lockstep mode: lockstep
 	// charges nothing to virtual time but Δ is measured with this scale.
 	CPUScale float64 `yaml:"cpu_scale"`
+	// Samples is when a ROS client receives its robot's sensor samples:
+	// each (default: every sample at its instant) or at_activation (a
+	// periodic client gets the newest at each activation's instant, before
+	// its clock, and none while it waits: for nodes whose sensor callbacks
+	// only keep the newest value). at_activation needs api: ros, class:
+	// periodic and a period that is a multiple of dynamics.step.
+	Samples Samples `yaml:"samples"`
 	// Subscribes lists the native message channels (≥ 1) the client
 	// receives. Native clients only.
 	Subscribes []int `yaml:"subscribes"`

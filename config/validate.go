@@ -255,6 +255,18 @@ func (c *checker) client(cl *Client, p string, names map[string]string, prioriti
 		c.add(join(p, "cpu_scale"), "%v must be a number > 0: 1.0 is this machine's speed, 2.0 a CPU half as fast", cl.CPUScale)
 	}
 
+	switch {
+	case !validEnum(samplesNames, int(cl.Samples)):
+		c.add(join(p, "samples"), "%d is not a samples setting; use one of %s", int(cl.Samples), validNames(samplesNames))
+	case cl.Samples != SamplesAtActivation:
+	case cl.API != APIROS:
+		c.add(join(p, "samples"), "at_activation is for ROS nodes (api: ros); a %s client reads its sample when it asks", cl.API)
+	case cl.Class != ClassPeriodic:
+		c.add(join(p, "samples"), "at_activation is for periodic clients: a best-effort node has no activation to receive its samples at; remove it")
+	case c.s.Dynamics.Step > 0 && cl.Period > 0 && cl.Period%c.s.Dynamics.Step != 0:
+		c.add(join(p, "samples"), "at_activation needs a period (%v) that is a multiple of dynamics.step (%v): the newest sample at an activation is the one at its instant", cl.Period, c.s.Dynamics.Step)
+	}
+
 	if len(cl.Subscribes) > 0 && (cl.API == APIPlain || cl.API == APIROS) {
 		c.add(join(p, "subscribes"), "is for native clients (api: native); a %s client subscribes to topics itself", cl.API)
 	}

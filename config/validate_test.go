@@ -99,6 +99,18 @@ func TestValidate(t *testing.T) {
 		{"subscribes channel 0", func(s *Scenario) { s.Robots[0].Clients[0].Subscribes[1] = 0 }, "robots[0].clients[0].subscribes[1]", "channel 0 is not a message channel; channels are numbered from 1"},
 		{"subscribes duplicate", func(s *Scenario) { s.Robots[0].Clients[0].Subscribes[1] = 1 }, "robots[0].clients[0].subscribes[1]", "channel 1 is listed twice"},
 		{"subscribes on plain", func(s *Scenario) { s.Robots[1].Clients[0].Subscribes = []int{1} }, "robots[1].clients[0].subscribes", "is for native clients (api: native)"},
+		{"samples out of range", func(s *Scenario) { s.Robots[1].Clients[0].Samples = Samples(5) }, "robots[1].clients[0].samples", "5 is not a samples setting; use one of each, at_activation"},
+		{"samples at_activation on plain", func(s *Scenario) { s.Robots[1].Clients[0].Samples = SamplesAtActivation }, "robots[1].clients[0].samples", "at_activation is for ROS nodes (api: ros)"},
+		{"samples at_activation best-effort", func(s *Scenario) {
+			s.Robots[0].Clients[1].API, s.Robots[0].Clients[1].Samples = APIROS, SamplesAtActivation
+		}, "robots[0].clients[1].samples", "at_activation is for periodic clients"},
+		{"samples at_activation period off the step", func(s *Scenario) {
+			s.Robots[1].Clients[0].API, s.Robots[1].Clients[0].Samples = APIROS, SamplesAtActivation
+			s.Robots[1].Clients[0].Period = 2500 * Microsecond
+		}, "robots[1].clients[0].samples", "needs a period (2.5ms) that is a multiple of dynamics.step (1ms)"},
+		{"samples at_activation ok", func(s *Scenario) {
+			s.Robots[1].Clients[0].API, s.Robots[1].Clients[0].Samples = APIROS, SamplesAtActivation
+		}, "", ""},
 		{"log is a folder", func(s *Scenario) { s.Robots[0].Clients[1].Log = "logs/" }, "robots[0].clients[1].log", `"logs/" is a folder; name a file, like log: plan.log`},
 		{"log shared", func(s *Scenario) { s.Robots[1].Clients[0].Log = "./plan.log" }, "robots[1].clients[0].log", `"./plan.log" is also the log of client "plan"`},
 		{"log is another's default", func(s *Scenario) { s.Robots[1].Clients[0].Log = "logs/pd.log" }, "robots[1].clients[0].log", `is also the log of client "pd"`},
