@@ -47,10 +47,11 @@ type fakeProc struct {
 	callback int64
 	work     int64
 	queued   int   // messages delivered, not yet taken
+	sampleAt int64 // the instant of the newest sensor sample delivered
 	clocked  bool  // released, activation not yet done
 	left2    int64 // CPU left in the current callback or activation
 	inCB     bool  // the current work is a callback
-	stale    int   // activations that began before the sample at their clock was taken
+	stale    int   // activations that began before the newest sample was delivered and taken
 
 	// A ROS planner (plan > 0): computes plan ns, publishes a message to
 	// the clients in to (Relay), and so on, never blocking.
@@ -86,6 +87,7 @@ type fakeMachine struct {
 	applied  []applied
 	acts     [][2]int64 // per activation: client, begin-due
 	lastT    int64
+	lastB    int64 // the newest step boundary
 	lastR    []int64
 	maxDrift int64
 	misses   map[int]int
@@ -149,10 +151,13 @@ func (m *fakeMachine) run(maxActions int) Action {
 			}
 			m.lastT = a.To
 			if a.Boundary {
-				// Every ROS client subscribes to the sensor topic.
+				// Every ROS client subscribes to the sensor topic; it gets
+				// the sample when the sample rule says.
+				m.lastB = a.To
 				for i, f := range m.procs {
-					if f.ros && !f.exited {
+					if f.ros && !f.exited && m.p.SampleNow(i, a.To) {
 						f.queued++
+						f.sampleAt = a.To
 						m.p.Delivered(i)
 					}
 				}
@@ -173,7 +178,9 @@ func (m *fakeMachine) run(maxActions int) Action {
 				m.t.Fatalf("release now=%d but progress %d", a.Now, m.p.Progress(a.Client))
 			}
 			if f.ros {
-				if f.queued > 0 {
+				// Its activation must compute with the newest sample:
+				// delivered and taken.
+				if f.queued > 0 || f.sampleAt != m.lastB {
 					f.stale++
 				}
 				f.clocked = true

@@ -1272,6 +1272,24 @@ func (p *Policy) Delivered(c int) {
 	}
 }
 
+// SampleNow is the sample rule: whether ROS client c, if it subscribes to
+// its robot's sensors, receives their sample of instant t (a step
+// boundary) now. Each sample reaches a subscriber at its instant (DESIGN
+// §2) and wakes it if it waits (Delivered), except for a periodic client
+// whose samples wait for its activations (ClientConf.SamplesAtActivation):
+// while it waits for an activation after t, the sample is not its; the
+// one at the activation's instant reaches it at that boundary, before its
+// clock (release follows the step), so the activation computes with the
+// newest sample, as with every sample delivered. One dispatch per
+// activation is saved per sample held.
+func (p *Policy) SampleNow(c int, t int64) bool {
+	cl := &p.clients[c]
+	if !cl.conf.SamplesAtActivation || cl.conf.Class != Periodic || p.conf.Mode == Free || cl.clockLost {
+		return true
+	}
+	return cl.st != stIdle || cl.wake <= t
+}
+
 // Woke reports that a probe found client c (Probing) runnable: a blocked
 // client wakes; a native client that waits for an instant runs what woke
 // as side work, charged like any computation, and goes back to its wait

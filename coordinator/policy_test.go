@@ -392,17 +392,32 @@ func rosConf(mode Mode, period, d int64) Conf {
 // An unmodified ROS controller: every sensor sample is taken (a callback)
 // before the clock of the activation at the same instant is delivered;
 // activations end when the node blocks; commands are stamped with the
-// node's progress.
+// node's progress. With samples at its activations, it gets only the
+// sample at each activation's instant, the newest, still before its
+// clock: the same commands at the same instants, a dispatch less per
+// sample held.
 func TestROSPeriodicInference(t *testing.T) {
+	dispatches := map[int64]int64{}
 	for _, tc := range []struct {
-		name   string
-		period int64
-	}{{"1kHz", ms}, {"100Hz", 10 * ms}} {
+		name         string
+		period       int64
+		atActivation bool
+	}{{"1kHz", ms, false}, {"100Hz", 10 * ms, false}, {"1kHz/at_activation", ms, true}, {"100Hz/at_activation", 10 * ms, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := rosProc(20*us, 200*us)
-			m := newFake(t, rosConf(Consistent, tc.period, 1000*ms), []*fakeProc{f}, 3, 20*us)
+			conf := rosConf(Consistent, tc.period, 1000*ms)
+			conf.Clients[0].SamplesAtActivation = tc.atActivation
+			m := newFake(t, conf, []*fakeProc{f}, 3, 20*us)
 			if end := m.run(1_000_000); end.End != EndCompleted {
 				t.Fatalf("end = %v", end)
+			}
+			// One dispatch per sample held is saved: none at 1 kHz, 9 per
+			// activation at 100 Hz.
+			d := m.p.Dispatches()
+			if !tc.atActivation {
+				dispatches[tc.period] = d
+			} else if saved, want := dispatches[tc.period]-d, (tc.period/ms-1)*(1000*ms/tc.period); saved != want {
+				t.Errorf("dispatches %d, %d with each sample: saved %d, want %d", d, dispatches[tc.period], saved, want)
 			}
 			st := m.p.Stats(0)
 			// Activation 0 ran at start-up; the one at the end instant is
@@ -417,8 +432,10 @@ func TestROSPeriodicInference(t *testing.T) {
 			if f.stale != 0 {
 				t.Errorf("%d activations began before the sample at their instant was taken", f.stale)
 			}
-			if st.Deliveries != 1000 {
+			if wantD := int64(1000); !tc.atActivation && st.Deliveries != wantD {
 				t.Errorf("deliveries = %d, want one per 1 ms step", st.Deliveries)
+			} else if tc.atActivation && st.Deliveries != want {
+				t.Errorf("deliveries = %d, want one per activation (%d)", st.Deliveries, want)
 			}
 			if st.Blocks != 0 {
 				t.Errorf("blocks the policy could not explain = %d, want 0", st.Blocks)

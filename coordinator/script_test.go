@@ -21,7 +21,7 @@ import (
 // Commands (times take a unit: ns, us, ms, s; clients are named):
 //
 //	conf mode=consistent|lockstep|free quantum=1ms step=1ms duration=10ms [latecap=200us] [maxrtf=1] [continue] [hold] [compensation]
-//	client NAME [robot=0] prio=10 class=periodic|best-effort [period=1ms] [api=native|plain|ros] [scale=1] [observed]
+//	client NAME [robot=0] prio=10 class=periodic|best-effort [period=1ms] [api=native|plain|ros] [scale=1] [observed] [atactivation]
 //	new                           build the policy from conf and clients
 //	next [N]                      the next N actions (default 1); a Dispatch ends the list
 //	ran NAME cpu=T stop=preempted|blocked|request|interrupted [timer] [late=T] [away=T]
@@ -29,6 +29,7 @@ import (
 //	clock NAME [at=T]             the clock rule: at a dispatch (DispatchClock), or at boundary T
 //	idle NAME wake=T | read NAME | actuate NAME | relay NAME to=A,B
 //	exited NAME code=N | clocklost NAME | delivered NAME | woke NAME | probed
+//	sample NAME at=T              the sample rule at boundary T (SampleNow): now or held
 //	stats [NAME...]               the accounting of the named (default all) clients
 //	state                         the policy's String
 //	wall T                        the wall clock passed to Next (free mode)
@@ -254,6 +255,7 @@ func (s *scriptRun) do(cmd string) (string, error) {
 			cc.CPUScale, _ = strconv.ParseFloat(v, 64)
 		}
 		cc.Observed = flagSet("observed")
+		cc.SamplesAtActivation = flagSet("atactivation")
 		s.names[cc.Name] = len(s.conf.Clients)
 		s.conf.Clients = append(s.conf.Clients, cc)
 	case "new":
@@ -404,6 +406,19 @@ func (s *scriptRun) do(cmd string) (string, error) {
 			return "", err
 		}
 		s.p.ClockLost(c)
+	case "sample":
+		c, err := s.client(pos[0])
+		if err != nil {
+			return "", err
+		}
+		t, err := ns("at")
+		if err != nil {
+			return "", err
+		}
+		out = "sample: held"
+		if s.p.SampleNow(c, t) {
+			out = "sample: now"
+		}
 	case "delivered":
 		c, err := s.client(pos[0])
 		if err != nil {

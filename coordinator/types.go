@@ -122,6 +122,9 @@ type ClientConf struct {
 	// it publishes (the callback model: a plan is one callback); one that is
 	// not would hold it forever, and computes a quantum per world step.
 	Observed bool
+	// SamplesAtActivation: a periodic ROS client receives its robot's
+	// sensor samples at its activations only (Policy.SampleNow).
+	SamplesAtActivation bool
 }
 
 // Conf configures a Policy.
