@@ -101,6 +101,7 @@ func runDeliveryROS2(o DeliveryOpts) (*ROS2Delivery, error) {
 	obs := make([]float64, 2*o.Joints)
 	reached := 0
 	count := func(int) { reached++ }
+	every := func(int) bool { return true } // every sample to every client
 	n := o.Messages
 
 	// Warm up until every reader has a sample and the gate reaches every
@@ -108,7 +109,7 @@ func runDeliveryROS2(o DeliveryOpts) (*ROS2Delivery, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		reached = 0
-		g.Sample(0, int64(n), obs, count)
+		g.Sample(0, int64(n), obs, every, count)
 		if reached == o.Subscribers && rd.warmCount() == o.Subscribers {
 			break
 		}
@@ -136,7 +137,7 @@ func runDeliveryROS2(o DeliveryOpts) (*ROS2Delivery, error) {
 		}
 		reached = 0
 		t0 := since()
-		g.Sample(0, int64(k), obs, count)
+		g.Sample(0, int64(k), obs, every, count)
 		t1 := since()
 		if reached != o.Subscribers {
 			return nil, fmt.Errorf("gated message %d reached %d of %d readers", k, reached, o.Subscribers)

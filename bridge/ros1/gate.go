@@ -71,7 +71,9 @@ type Gate struct {
 	vals    [MaxCommand]float64
 	smsg    sensor.Message
 	delFn   func(client int)
+	nowFn   func(client int) bool
 	onSent  func(callerid string)
+	onWants func(callerid string) bool
 	want    string // ClientClock: the callerid that must receive
 	got     bool
 	onWant  func(callerid string)
@@ -112,7 +114,9 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	}
 	g = &Gate{conf: conf, byCaller: map[string]int{}, rejLog: map[string]bool{}}
 	g.delFn = func(int) {}
+	g.nowFn = func(int) bool { return true }
 	g.onSent = g.delivered
+	g.onWants = g.wants
 	g.onWant = func(id string) { g.got = g.got || id == g.want }
 	g.onFrame = g.frameIn
 	g.onRecv = func(id string) {
@@ -328,21 +332,22 @@ func (g *Gate) remove(gc *gateConn, reason string, err error) {
 	ev.Str("topic", gc.in.Topic).Str("publisher", gc.in.Callerid).Msg("ros1: publisher " + reason)
 }
 
-// Sample publishes robot j's sensor sample at virtual time t to every
-// subscriber (obs = [positions..., velocities..., world sensors...]): its
-// JointState, then each world sensor's message; it calls delivered with
-// each client each message reached. It does not allocate (after the first
+// Sample publishes robot j's sensor sample at virtual time t (obs =
+// [positions..., velocities..., world sensors...]): its JointState, then
+// each world sensor's message, to every subscriber that is not a client
+// and to each client for which now is true; it calls delivered with each
+// client each message reached. It does not allocate (after the first
 // calls).
-func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int)) {
+func (g *Gate) Sample(j int, t int64, obs []float64, now func(client int) bool, delivered func(client int)) {
 	r := &g.conf.Robots[j]
 	pos, vel := dynamics.SplitState(obs, len(r.Joints))
 	g.frame = msgs.AppendJointState(g.frame[:0], 0, msgs.Epoch+t, "", r.Joints, pos, vel, nil)
-	g.delFn = delivered
-	g.sensors[j].WriteEach(g.frame, g.onSent)
+	g.delFn, g.nowFn = delivered, now
+	g.sensors[j].WriteIf(g.frame, g.onWants, g.onSent)
 	for k := range r.Sensors {
 		r.Sensors[k].Message(obs, &g.smsg)
 		g.frame = msgs.AppendSensor(g.frame[:0], 0, msgs.Epoch+t, &g.smsg)
-		g.world[j][k].WriteEach(g.frame, g.onSent)
+		g.world[j][k].WriteIf(g.frame, g.onWants, g.onSent)
 	}
 }
 
@@ -350,6 +355,13 @@ func (g *Gate) delivered(callerid string) {
 	if i, ok := g.byCaller[callerid]; ok {
 		g.delFn(i)
 	}
+}
+
+// wants reports whether the subscriber callerid gets the sample being
+// published: one that is not a client always does.
+func (g *Gate) wants(callerid string) bool {
+	i, ok := g.byCaller[callerid]
+	return !ok || g.nowFn(i)
 }
 
 // Clock publishes the world's time t on /clock.

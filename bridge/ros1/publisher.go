@@ -64,6 +64,13 @@ func ignoreSent(string) {}
 // subscriber that received frame (under the publisher's lock: sent must not
 // call the publisher).
 func (p *Publisher) WriteEach(frame []byte, sent func(callerid string)) int {
+	return p.WriteIf(frame, nil, sent)
+}
+
+// WriteIf is WriteEach to the subscribers for which want (nil: all) is
+// true; a latched publisher keeps frame for later subscribers all the same.
+// want is called under the publisher's lock, like sent.
+func (p *Publisher) WriteIf(frame []byte, want func(callerid string) bool, sent func(callerid string)) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.latch {
@@ -72,6 +79,10 @@ func (p *Publisher) WriteEach(frame []byte, sent func(callerid string)) int {
 	n := 0
 	for i := 0; i < len(p.conns); {
 		c := p.conns[i]
+		if want != nil && !want(c.callerid) {
+			i++
+			continue
+		}
 		if p.send(c, frame) {
 			sent(c.callerid)
 			n++

@@ -300,7 +300,9 @@ func TestSensorIntruderRefused(t *testing.T) {
 			t.Errorf("%s: no refusal in the log: %s", topic, lb.String())
 		}
 	}
-	// The world's samples still arrive.
+	// The world's samples still arrive, also when no client is to get
+	// them now (samples: at_activation): a viewer is no client and gets
+	// each sample.
 	got := make(chan float64, 10)
 	sub, err := goroslib.NewSubscriber(goroslib.SubscriberConf{Node: goNode(t, m, "viewer"), Topic: "/arm/joint_states",
 		Callback: func(js *sensor_msgs.JointState) {
@@ -313,7 +315,7 @@ func TestSensorIntruderRefused(t *testing.T) {
 	}
 	defer sub.Close()
 	waitFor(t, "the viewer's connection", func() bool { return len(g.sensors[0].Subscribers()) == 1 })
-	g.Sample(0, 1000, []float64{0.25, 0}, func(int) {})
+	g.Sample(0, 1000, []float64{0.25, 0}, func(int) bool { return false }, func(int) {})
 	select {
 	case v := <-got:
 		if v != 0.25 {

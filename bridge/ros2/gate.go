@@ -124,6 +124,10 @@ type snapshot struct {
 	sensor  []uint64         // robot j's sensor writer: clients reached
 	world   [][]uint64       // robot j's world sensor k: clients reached
 	relay   [][]bool         // relay k, client i: its relay topic is read by it
+	// sensorOthers, worldOthers: the writer also reaches readers that are
+	// not clients (a viewer, a recorder), which get every sample.
+	sensorOthers []bool
+	worldOthers  [][]bool
 }
 
 // NewGate creates the writers (/clock, latched: the caller's first Clock;
@@ -221,16 +225,25 @@ func (g *Gate) refreshLoop() {
 // eachClient calls f with the client of each reader matched to w whose
 // participant is a known client's.
 func (s *snapshot) eachClient(w *Writer, f func(client int)) error {
+	_, err := s.eachReader(w, f)
+	return err
+}
+
+// eachReader is eachClient that also reports whether w reaches a reader
+// that is not a client's.
+func (s *snapshot) eachReader(w *Writer, f func(client int)) (others bool, err error) {
 	ms, err := w.Matched()
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, m := range ms {
 		if i, ok := s.client[Prefix(m.Participant)]; ok {
 			f(i)
+		} else {
+			others = true
 		}
 	}
-	return nil
+	return others, nil
 }
 
 // refresh recomputes the snapshot from the matched endpoints.
@@ -258,26 +271,33 @@ func (g *Gate) refresh() error {
 			s.clockOK[i] = true
 		}
 	}
+	s.sensorOthers = make([]bool, len(g.sensors))
 	for j, w := range g.sensors {
-		if err := s.eachClient(w, func(i int) {
+		others, err := s.eachReader(w, func(i int) {
 			if i < 64 {
 				s.sensor[j] |= 1 << i
 			}
-		}); err != nil {
+		})
+		if err != nil {
 			return err
 		}
+		s.sensorOthers[j] = others
 	}
 	s.world = make([][]uint64, len(g.world))
+	s.worldOthers = make([][]bool, len(g.world))
 	for j, ws := range g.world {
 		s.world[j] = make([]uint64, len(ws))
+		s.worldOthers[j] = make([]bool, len(ws))
 		for k, w := range ws {
-			if err := s.eachClient(w, func(i int) {
+			others, err := s.eachReader(w, func(i int) {
 				if i < 64 {
 					s.world[j][k] |= 1 << i
 				}
-			}); err != nil {
+			})
+			if err != nil {
 				return err
 			}
+			s.worldOthers[j][k] = others
 		}
 	}
 	for k, rl := range g.relays {
@@ -377,28 +397,49 @@ func (g *Gate) Fd() int { return g.node.Fd() }
 
 // Sample publishes robot j's sensor sample at virtual time t (its
 // JointState, then each world sensor's message) and calls delivered with
-// each client each message reached. It does not allocate.
-func (g *Gate) Sample(j int, t int64, obs []float64, delivered func(client int)) {
+// each client each message reached. A DDS write reaches every matched
+// reader, so a topic's message is written when a reader that is not a
+// client's, or a client for which now is true, reads it (and reaches the
+// others too), and not at all when none does. It does not allocate.
+func (g *Gate) Sample(j int, t int64, obs []float64, now func(client int) bool, delivered func(client int)) {
 	r := &g.conf.Robots[j]
-	pos, vel := dynamics.SplitState(obs, len(r.Joints))
-	g.buf = rmsgs.AppendJointState(g.buf[:0], msgs.Epoch+t, "", r.Joints, pos, vel, nil)
-	if err := g.sensors[j].Write(g.buf); err != nil {
-		g.note("sensor")
-		return
-	}
 	s := g.snap.Load()
-	reached(s.sensor[j], delivered)
+	if s.sensorOthers == nil || s.sensorOthers[j] || anyNow(s.sensor[j], now) {
+		pos, vel := dynamics.SplitState(obs, len(r.Joints))
+		g.buf = rmsgs.AppendJointState(g.buf[:0], msgs.Epoch+t, "", r.Joints, pos, vel, nil)
+		if err := g.sensors[j].Write(g.buf); err != nil {
+			g.note("sensor")
+			return
+		}
+		reached(s.sensor[j], delivered)
+	}
 	for k := range r.Sensors {
+		known := j < len(s.world) && k < len(s.world[j])
+		if known && !s.worldOthers[j][k] && !anyNow(s.world[j][k], now) {
+			continue
+		}
 		r.Sensors[k].Message(obs, &g.smsg)
 		g.buf = rmsgs.AppendSensor(g.buf[:0], msgs.Epoch+t, &g.smsg)
 		if err := g.world[j][k].Write(g.buf); err != nil {
 			g.note("sensor")
 			return
 		}
-		if j < len(s.world) && k < len(s.world[j]) {
+		if known {
 			reached(s.world[j][k], delivered)
 		}
 	}
+}
+
+// anyNow reports whether now is true for a client whose bit is set in
+// mask.
+func anyNow(mask uint64, now func(client int) bool) bool {
+	for i := 0; mask != 0; i++ {
+		if mask&1 != 0 && now(i) {
+			return true
+		}
+		mask >>= 1
+	}
+	return false
 }
 
 // reached calls delivered with each client whose bit is set in mask.

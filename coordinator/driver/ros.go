@@ -21,9 +21,11 @@ type Bridge interface {
 	Env(i int) []string
 	// Fd is readable when an actuator message arrived: call Drain.
 	Fd() int
-	// Sample publishes robot j's sensor sample at virtual time t and calls
+	// Sample publishes robot j's sensor sample at virtual time t to the
+	// subscribers that are not clients and to the clients for which now
+	// is true (now may be asked for every client subscribed), and calls
 	// delivered with each client whose socket it reached.
-	Sample(j int, t int64, obs []float64, delivered func(client int))
+	Sample(j int, t int64, obs []float64, now func(client int) bool, delivered func(client int))
 	// Clock publishes the world's time on /clock.
 	Clock(t int64)
 	// ClientClock puts t on client i's private clock, in its socket.

@@ -206,6 +206,7 @@ type runner struct {
 	msgBuf    [coordinator.MaxRelayed]relayMsg
 	frameBuf  []byte
 	deliverFn func(client int)
+	sampleFn  func(client int) bool // r.sampleNow, bound once
 
 	obs  [][native.MaxValues]float64 // held sensor sample per body, at the last boundary
 	obsN []int
@@ -388,6 +389,7 @@ func (r *runner) prepare() error {
 			// tcs sees a native client's messages, and a ROS node's only on
 			// the topics it relays.
 			cc.Observed = c.API == config.APINative
+			cc.SamplesAtActivation = c.Samples == config.SamplesAtActivation
 			for _, rl := range sc.ROS.Relay {
 				if rl.From == c.Name {
 					cc.Observed = true
@@ -431,6 +433,7 @@ func (r *runner) prepare() error {
 	}
 	r.pol = pol
 	r.deliverFn = pol.Delivered
+	r.sampleFn = r.sampleNow
 	if r.rc.Paused {
 		pol.Pause()
 	}
@@ -1354,7 +1357,7 @@ func (r *runner) answer(i int) {
 func (r *runner) publish(t int64) {
 	for b := range r.sc.Robots {
 		if b < len(r.obs) {
-			r.bridge.Sample(b, t, r.obs[b][:r.obsN[b]], r.deliverFn)
+			r.bridge.Sample(b, t, r.obs[b][:r.obsN[b]], r.sampleFn, r.deliverFn)
 		}
 	}
 	r.bridge.Clock(t)
@@ -1368,6 +1371,10 @@ func (r *runner) publish(t int64) {
 		r.diagNext = (t/r.diagEvery + 1) * r.diagEvery
 	}
 }
+
+// sampleNow is the policy's sample rule (Policy.SampleNow) for the sample
+// being published, at r.obsT: whether client i receives it now.
+func (r *runner) sampleNow(i int) bool { return r.pol.SampleNow(i, r.obsT) }
 
 func (r *runner) fillObs(c *runClient) {
 	shm := c.ep.Shm()
