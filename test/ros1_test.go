@@ -195,6 +195,48 @@ func TestROS1Controllers(t *testing.T) {
 	}
 }
 
+// Unmodified ROS 1 controllers whose samples wait for their activations
+// (samples: at_activation): each activation gets the sample at its
+// instant, none between, and the pendulum is balanced as with every
+// sample; the node is dispatched for its activations only, not for the
+// four samples between two of them.
+func TestROS1SamplesAtActivation(t *testing.T) {
+	needRT(t)
+	for _, lang := range []string{"go", "roscpp", "rospy"} {
+		t.Run(lang, func(t *testing.T) {
+			cmd := rosController(t, lang)
+			period := 5 * time.Millisecond
+			path := rosScenario(t, cmd, period, "3s", "")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, append(b, "        samples: at_activation\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := runCompleted(t, 5*time.Minute, path)
+			c := client(t, s, "pd")
+			checkPeriods(t, c, int64(3*time.Second/period)+1)
+			if own := c.DeadlineMisses - c.DeadlineMissesHost; own > 0 {
+				t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of the node's own", c.DeadlineMisses, c.DeadlineMissesHost)
+			}
+			// One sample per activation (3,000 with every sample), plus
+			// the samples of instants at which the node was still
+			// computing (an activation that runs past its period takes
+			// them as it runs): a tenth more at most.
+			if c.Deliveries < c.Activations || c.Deliveries > c.Activations+c.Activations/10 {
+				t.Errorf("deliveries = %d for %d activations, want one per activation (and those the node took while it computed)", c.Deliveries, c.Activations)
+			}
+			if bound := s.QuantumS + 0.0002; s.DriftP99S > bound {
+				t.Errorf("drift_p99_s = %g, want ≤ %g", s.DriftP99S, bound)
+			}
+			checkBalanced(t, s, 0)
+			t.Logf("%s: %d activations, %d deliveries, %d dispatches (%.2f per activation), coordinator %.0f µs per activation",
+				lang, c.Activations, c.Deliveries, s.Dispatches, float64(s.Dispatches)/float64(max(c.Activations, 1)), s.CoordinatorPerActivationUS)
+		})
+	}
+}
+
 // tcs demo: the bundled goroslib node through the embedded master, with no
 // ROS installation needed (the test runs it with an empty PATH for ROS).
 func TestDemo(t *testing.T) {

@@ -114,7 +114,7 @@ func ros2Scenario(t *testing.T, name, duration string, period time.Duration, arg
 `, strings.Join(q, ", "), period)+extraClients)
 }
 
-// ticks reads the "tick <ROS time ns>" lines of a node's log, as virtual
+// ticks reads the ROS times of the "tick <ROS time ns> ..." lines of a node's log, as virtual
 // time (ROS time less the epoch).
 func ticks(t *testing.T, log string) []int64 {
 	t.Helper()
@@ -401,6 +401,90 @@ func TestROS2RealNodes(t *testing.T) {
 				t.Logf("%s %s: %d periods, activations %d, misses %d (host %d), commands %d, cpu %.3f s, Δ p99 %.1f µs max %.1f µs, holds %d (%.3f s wall), wall %.2f s",
 					nd.name, mode, periods, c.Activations, c.DeadlineMisses, c.DeadlineMissesHost, cmds, c.CPUS,
 					s.DriftP99S*1e6, s.DriftMaxS*1e6, c.Holds, c.HoldWallS, s.WallS)
+			})
+		}
+	}
+}
+
+// An rclcpp controller at 200 Hz on a 1 kHz world, with every sample
+// (the default) and with samples at its activations: in both, each
+// activation computes with the joint state stamped at its own instant
+// k·P (the sample taken before the clock that begins the activation,
+// whether the node waits in a timer or in sleep_until); at_activation
+// delivers that one only, not the four between.
+func TestROS2SamplesAtActivation(t *testing.T) {
+	const period = 5 * time.Millisecond
+	for _, pattern := range []string{"timer", "rate"} {
+		for _, samples := range []string{"each", "at_activation"} {
+			t.Run(pattern+"/"+samples, func(t *testing.T) {
+				env, tcs, rclcpp := ros2Real(t)
+				path := ros2Scenario(t, "ros2-samples", "3s", period,
+					[]string{rclcpp, "--ros-args", "-p", "rate:=200.0", "-p", "pattern:=" + pattern}, "")
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, append(b, "        samples: "+samples+"\n"...), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				old := tcsBin
+				tcsBin = tcs
+				defer func() { tcsBin = old }()
+				r := runTCSEnv(t, env.Vars, 5*time.Minute, path)
+				if r.code != 0 || r.sum.Ended != report.EndCompleted {
+					if c := r.sum.Clients; len(c) > 0 {
+						t.Logf("log of pd:\n%s", tail(c[0].Log, 30))
+					}
+					t.Fatalf("exit %d, ended %q", r.code, r.sum.Ended)
+				}
+				s := r.sum
+				c := client(t, s, "pd")
+				P := int64(period)
+				end := int64(s.VirtualS*1e9 + 0.5)
+				checkTicks(t, ticks(t, c.Log), P, end, false)
+				// Which sample each activation used (from period 2 on,
+				// as checkTicks: the first ones are start-up's).
+				used, wrong := 0, 0
+				for _, l := range logLines(t, c.Log, "tick ") {
+					var now, stamp int64
+					if _, err := fmt.Sscanf(l, "tick %d state %d", &now, &stamp); err != nil {
+						t.Fatalf("tick line %q: %v", l, err)
+					}
+					now -= msgs.Epoch
+					if now < 2*P {
+						continue
+					}
+					used++
+					if want := now / P * P; stamp-msgs.Epoch != want {
+						if wrong++; wrong <= 5 {
+							t.Errorf("the activation at ROS time %d ns computed with the sample stamped %d ns, want the one at its instant %d", now, stamp-msgs.Epoch, want)
+						}
+					}
+				}
+				if wrong > 5 {
+					t.Errorf("... %d activations of %d computed with another sample than their instant's", wrong, used)
+				}
+				if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
+					t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of the node's own", c.DeadlineMisses, c.DeadlineMissesHost)
+				}
+				switch samples {
+				case "each":
+					if c.Deliveries < 3000 {
+						t.Errorf("deliveries = %d, want every 1 ms sample (3,000)", c.Deliveries)
+					}
+				case "at_activation":
+					// One per activation, plus those of instants at which the
+					// node was still computing: a tenth more at most.
+					if c.Deliveries < c.Activations || c.Deliveries > c.Activations+c.Activations/10 {
+						t.Errorf("deliveries = %d for %d activations, want one per activation", c.Deliveries, c.Activations)
+					}
+				}
+				if bound := s.QuantumS + 0.0002; s.DriftP99S > bound {
+					t.Errorf("drift_p99_s = %g, want ≤ %g", s.DriftP99S, bound)
+				}
+				checkBalanced(t, s, 0)
+				t.Logf("%s, samples %s: %d activations checked, %d deliveries, %d dispatches (%.2f per activation), coordinator %.0f µs per activation",
+					pattern, samples, used, c.Deliveries, s.Dispatches, float64(s.Dispatches)/float64(max(c.Activations, 1)), s.CoordinatorPerActivationUS)
 			})
 		}
 	}

@@ -21,9 +21,11 @@
 // takes its target from plan (geometry_msgs/msg/PointStamped, point.y) and
 // prints "got plan <n> stamp_ns <stamp> at_ns <now>".
 //
-// Each activation prints one line "tick <ROS time ns>" (line-buffered), the
-// node clock's time when it began: the tests check that every period of ROS
-// time has exactly one.
+// Each activation prints one line "tick <ROS time ns> state <stamp ns>"
+// (line-buffered): the node clock's time when it began, and the header
+// stamp of the joint state it computes with (0 before the first): the
+// tests check that every period of ROS time has exactly one, and which
+// sample each used.
 //
 // Parameters: rate (Hz, double, default 100), target (rad, default pi),
 // pattern (timer | rate | callback), rate_object (bool), plans (bool).
@@ -126,6 +128,7 @@ class PD : public rclcpp::Node {
     {
       std::lock_guard<std::mutex> l(mu_);
       have_ = true;
+      stamp_ = rclcpp::Time(m.header.stamp).nanoseconds();
       theta_ = m.position[0];
       thetadot_ = m.velocity[0];
     }
@@ -135,7 +138,14 @@ class PD : public rclcpp::Node {
     }
   }
 
-  void Tick() { std::printf("tick %lld\n", static_cast<long long>(now().nanoseconds())); }
+  void Tick() {
+    int64_t stamp;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stamp = stamp_;
+    }
+    std::printf("tick %lld state %lld\n", static_cast<long long>(now().nanoseconds()), static_cast<long long>(stamp));
+  }
 
   void Publish() {
     std_msgs::msg::Float64 cmd;
@@ -152,6 +162,7 @@ class PD : public rclcpp::Node {
   std::mutex mu_;
   bool have_ = false;
   double theta_ = 0, thetadot_ = 0;
+  int64_t stamp_ = 0;
   rclcpp::Publisher<std_msgs::msg::Float64>::SharedPtr pub_;
   rclcpp::Subscription<sensor_msgs::msg::JointState>::SharedPtr sub_;
   rclcpp::Subscription<geometry_msgs::msg::PointStamped>::SharedPtr plan_sub_;
