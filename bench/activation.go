@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tcs-robotics/tcs/bridge/master"
+	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 	"github.com/tcs-robotics/tcs/report"
 )
@@ -56,6 +57,11 @@ type ActivationOpts struct {
 	// Step is the pendulum's integration step. Default 1 ms, as in
 	// config/pendulum.yaml.
 	Step time.Duration
+	// Samples is the ROS controllers' samples setting (config.Samples'
+	// names): "at_activation" (default: each activation gets the newest
+	// sample, as a native client's does with its reply) or "each" (every
+	// step's sample at its instant, a dispatch each).
+	Samples string
 	// Src is the tcs source tree, where the controllers' sources are.
 	// Default: the first folder holding tcs's go.mod upward from the
 	// working directory, then from the tcs binary's folder.
@@ -95,6 +101,9 @@ func (o ActivationOpts) withDefaults() ActivationOpts {
 	}
 	if o.Step <= 0 {
 		o.Step = time.Millisecond
+	}
+	if o.Samples == "" {
+		o.Samples = config.SamplesAtActivation.String()
 	}
 	if o.Wait <= 0 {
 		o.Wait = 2 * time.Minute
@@ -187,6 +196,7 @@ type ActivationResult struct {
 	PeriodS    float64  `json:"period_s"`
 	QuantumS   float64  `json:"quantum_s"`
 	StepS      float64  `json:"step_s"`
+	Samples    string   `json:"samples"` // the ROS controllers' samples setting
 	DurationS  float64  `json:"duration_s"`
 	Clients    []int    `json:"clients"`
 	Kinds      []string `json:"kinds"`
@@ -249,7 +259,7 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 	}
 
 	res := &ActivationResult{Bench: "activation", Date: start.Format("2006-01-02"), Mode: "consistent",
-		PeriodS: o.Period.Seconds(), QuantumS: o.Quantum.Seconds(), StepS: o.Step.Seconds(),
+		PeriodS: o.Period.Seconds(), QuantumS: o.Quantum.Seconds(), StepS: o.Step.Seconds(), Samples: o.Samples,
 		DurationS: o.Duration.Seconds(), Clients: o.Clients, Kinds: o.Kinds, Host: hostLine()}
 	res.Commit, res.Modified = commitOf(o.Src)
 
@@ -496,6 +506,9 @@ func activationScenario(k *activationKind, n int, o ActivationOpts, master strin
 	for j := range n {
 		fmt.Fprintf(&b, "  - name: r%0*d\n    clients:\n      - name: pd%0*d\n        cmd: [%s]\n        api: %s\n        class: periodic\n        period: %v\n",
 			width, j, width, j, strings.Join(q, ", "), api, o.Period)
+		if k.ros != rosNone {
+			fmt.Fprintf(&b, "        samples: %s\n", o.Samples)
+		}
 	}
 	bound := wall + 2*time.Minute
 	if k.ros != rosNone {
@@ -577,8 +590,8 @@ func setRatios(cases []ActivationCase) {
 // writeActivationTable prints res as a table, a row per case.
 func writeActivationTable(w io.Writer, res *ActivationResult) {
 	fmt.Fprintf(w, "activation: coordinator CPU per activation and per dispatch; each client a PD controller at %g Hz "+
-		"on its own pendulum (one robot each), world step %v, q %v, %s mode, %v virtual per run\n",
-		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS))
+		"on its own pendulum (one robot each), world step %v, q %v, %s mode, %v virtual per run; ROS samples: %s\n",
+		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS), res.Samples)
 	fmt.Fprintln(w, "  sim: overhead.coordinator_s (on the simulation CPU); all: plus overhead.other_cpu_s (the waker, on the other CPU)")
 	fmt.Fprintln(w, "  ×C: ratio to native C at the same client count; ovh: coordinator / (coordinator + clients + dynamics);")
 	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them)")

@@ -216,6 +216,9 @@ func TestActivationScenario(t *testing.T) {
 			if got := sc.HasROS(); got != (k.ros != rosNone) {
 				t.Errorf("%s: has ROS %v", k.name, got)
 			}
+			if want := config.SamplesAtActivation; k.ros != rosNone && last.Samples != want {
+				t.Errorf("%s: samples %v, want %v (the default)", k.name, last.Samples, want)
+			}
 			if k.ros == rosTwo && sc.ROS.Transport != config.TransportROS2 {
 				t.Errorf("%s: transport %v", k.name, sc.ROS.Transport)
 			}

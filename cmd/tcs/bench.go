@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tcs-robotics/tcs/bench"
+	"github.com/tcs-robotics/tcs/config"
 )
 
 // benchDispatch runs `tcs bench dispatch`: the real coordinator's dispatch
@@ -87,6 +88,7 @@ func benchActivation(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.Period, "period", 10*time.Millisecond, "every controller's period")
 	fs.DurationVar(&o.Quantum, "quantum", time.Millisecond, "the runs' quantum q")
 	fs.DurationVar(&o.Step, "step", time.Millisecond, "the pendulum's step")
+	fs.StringVar(&o.Samples, "samples", "at_activation", "the ROS controllers' samples: at_activation (the newest with each activation, as native clients) or each (every step's)")
 	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
 	fs.StringVar(&o.Results, "results", "", `folder of the JSON results (default SRC/results/bench; "-": none)`)
 	fs.BoolVar(&o.Keep, "keep", false, "keep the runs' folder (a failed run keeps it anyway)")
@@ -105,6 +107,10 @@ func benchActivation(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		o.Clients = append(o.Clients, n)
+	}
+	if _, err := config.ParseSamples(o.Samples); err != nil {
+		fmt.Fprintf(stderr, "tcs bench activation: -samples: %v\n", err)
+		return 2
 	}
 	for _, k := range strings.Split(*kinds, ",") {
 		if k = strings.TrimSpace(k); k != "" {
