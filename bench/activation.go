@@ -148,6 +148,7 @@ type ActivationCase struct {
 
 	CoordinatorS float64 `json:"coordinator_s"`
 	OtherCPUS    float64 `json:"other_cpu_s"`
+	ThreadsS     float64 `json:"threads_s"`
 	ClientsS     float64 `json:"clients_s"`
 	DynamicsS    float64 `json:"dynamics_s"`
 	VirtualS     float64 `json:"virtual_s"`
@@ -167,8 +168,9 @@ type ActivationCase struct {
 	RatioCPerDispatch      float64 `json:"ratio_c_per_dispatch"`
 	RatioCAllPerDispatch   float64 `json:"ratio_c_all_per_dispatch"`
 
-	// OverheadFraction is summary.json's overhead.fraction;
-	// OverheadFractionAll counts other_cpu_s on both sides of it.
+	// OverheadFraction is summary.json's overhead.sim_fraction (the
+	// simulation CPU's share); OverheadFractionAll its overhead.fraction
+	// (all of tcs's CPU: other_cpu_s and threads_s counted).
 	OverheadFraction    float64 `json:"overhead_fraction"`
 	OverheadFractionAll float64 `json:"overhead_fraction_all"`
 
@@ -521,12 +523,12 @@ func activationScenario(k *activationKind, n int, o ActivationOpts, master strin
 func caseOf(c ActivationCase, s *report.Summary) ActivationCase {
 	c.Ended = s.Ended
 	c.Dispatches = s.Dispatches
-	c.CoordinatorS, c.OtherCPUS = s.Overhead.CoordinatorS, s.Overhead.OtherCPUS
+	c.CoordinatorS, c.OtherCPUS, c.ThreadsS = s.Overhead.CoordinatorS, s.Overhead.OtherCPUS, s.Overhead.ThreadsS
 	c.ClientsS, c.DynamicsS = s.Overhead.ClientsS, s.Overhead.DynamicsS
 	c.VirtualS, c.WallS, c.RTF = s.VirtualS, s.WallS, s.RTF
 	c.DriftMaxS, c.DriftP99S = s.DriftMaxS, s.DriftP99S
 	c.WallCostPollingS, c.HostOverrunS = s.WallCostPollingS, s.HostOverrunS
-	c.OverheadFraction = s.Overhead.Fraction
+	c.OverheadFraction = s.Overhead.SimFraction
 	c.ActivationsMin = -1
 	for _, cl := range s.Clients {
 		c.Activations += cl.Activations
@@ -538,7 +540,7 @@ func caseOf(c ActivationCase, s *report.Summary) ActivationCase {
 		}
 	}
 	c.ActivationsMin = max(c.ActivationsMin, 0)
-	all := c.CoordinatorS + c.OtherCPUS
+	all := c.CoordinatorS + c.OtherCPUS + c.ThreadsS
 	c.USPerActivation, c.AllUSPerActivation = perUS(c.CoordinatorS, c.Activations), perUS(all, c.Activations)
 	c.USPerDispatch, c.AllUSPerDispatch = perUS(c.CoordinatorS, c.Dispatches), perUS(all, c.Dispatches)
 	if d := all + c.ClientsS + c.DynamicsS; d > 0 {
@@ -592,7 +594,7 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 	fmt.Fprintf(w, "activation: coordinator CPU per activation and per dispatch; each client a PD controller at %g Hz "+
 		"on its own pendulum (one robot each), world step %v, q %v, %s mode, %v virtual per run; ROS samples: %s\n",
 		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS), res.Samples)
-	fmt.Fprintln(w, "  sim: overhead.coordinator_s (on the simulation CPU); all: plus overhead.other_cpu_s (the waker, on the other CPU)")
+	fmt.Fprintln(w, "  sim: overhead.coordinator_s (on the simulation CPU); all: plus overhead.other_cpu_s (the waker) and threads_s (tcs's other threads), on any CPU")
 	fmt.Fprintln(w, "  ×C: ratio to native C at the same client count; ovh: coordinator / (coordinator + clients + dynamics);")
 	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them)")
 	// Each cost group: sim ×C all ×C, 7+1+6+1+7+1+6 wide.

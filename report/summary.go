@@ -94,8 +94,8 @@ type Summary struct {
 	WakerHandbackP50S float64 `json:"waker_handback_p50_s,omitempty"`
 	WakerHandbackP99S float64 `json:"waker_handback_p99_s,omitempty"`
 	WakerHandbackMaxS float64 `json:"waker_handback_max_s,omitempty"`
-	// CoordinatorPerActivationUS is coordinator CPU per client activation,
-	// in microseconds.
+	// CoordinatorPerActivationUS is all of tcs's CPU (Overhead.AllS) per
+	// client activation, in microseconds.
 	CoordinatorPerActivationUS float64 `json:"coordinator_per_activation_us"`
 	// WallCostPollingS is the wall time spent holding the world for
 	// unmodified clients in short wall-clock sleeps (DESIGN §2) and for
@@ -124,26 +124,41 @@ type BodySummary struct {
 
 // Overhead is where the simulation CPU's time went.
 type Overhead struct {
+	// CoordinatorS is tcs's CPU on the simulation CPU: the dispatch
+	// thread (the world's steps left out) and the block detector.
 	CoordinatorS float64 `json:"coordinator_s"`
 	ClientsS     float64 `json:"clients_s"`
 	DynamicsS    float64 `json:"dynamics_s"`
-	// Fraction is CoordinatorS / (CoordinatorS + ClientsS + DynamicsS); see
-	// SetFraction.
-	Fraction float64 `json:"fraction"`
-	// OtherCPUS is the coordinator's CPU off the simulation CPU: the
-	// waker spinning to the ends of a computing client's slices, ending
-	// them and going on from them. It takes nothing from the clients and
-	// is not in Fraction.
-	OtherCPUS float64 `json:"other_cpu_s,omitempty"`
+	// Fraction is all of tcs's CPU, on every CPU (CoordinatorS, OtherCPUS
+	// and ThreadsS), as a share of it and the clients' and the world's;
+	// SimFraction is CoordinatorS's share of the simulation CPU's work
+	// (CoordinatorS + ClientsS + DynamicsS). See SetFraction.
+	Fraction    float64 `json:"fraction"`
+	SimFraction float64 `json:"sim_fraction"`
+	// OtherCPUS is the waker's CPU off the simulation CPU: spinning to
+	// the ends of a computing client's slices, ending them and going on
+	// from them.
+	OtherCPUS float64 `json:"other_cpu_s"`
+	// ThreadsS is the CPU of tcs's other threads, on any CPU: the ROS
+	// bridges' receive threads and the embedded master, the recorder,
+	// the Go runtime, a DDS library's threads. It takes nothing from the
+	// simulation CPU, but from the CPU the nodes' middleware and the host
+	// need.
+	ThreadsS float64 `json:"threads_s"`
 }
 
-// SetFraction computes Fraction from the three times (0 when they are all
-// 0).
+// AllS is all of tcs's CPU: CoordinatorS + OtherCPUS + ThreadsS.
+func (o *Overhead) AllS() float64 { return o.CoordinatorS + o.OtherCPUS + o.ThreadsS }
+
+// SetFraction computes Fraction and SimFraction from the times (0 when
+// they are all 0).
 func (o *Overhead) SetFraction() {
-	total := o.CoordinatorS + o.ClientsS + o.DynamicsS
-	o.Fraction = 0
-	if total > 0 {
-		o.Fraction = o.CoordinatorS / total
+	o.Fraction, o.SimFraction = 0, 0
+	if total := o.AllS() + o.ClientsS + o.DynamicsS; total > 0 {
+		o.Fraction = o.AllS() / total
+	}
+	if total := o.CoordinatorS + o.ClientsS + o.DynamicsS; total > 0 {
+		o.SimFraction = o.CoordinatorS / total
 	}
 }
 
@@ -263,7 +278,7 @@ func finite(x *float64) {
 func (s *Summary) sanitize() {
 	for _, x := range []*float64{&s.QuantumS, &s.VirtualS, &s.WallS, &s.RTF, &s.DriftMaxS, &s.DriftP99S,
 		&s.DriftFinalS, &s.LeakS, &s.Overhead.CoordinatorS, &s.Overhead.ClientsS, &s.Overhead.DynamicsS,
-		&s.Overhead.Fraction, &s.Overhead.OtherCPUS, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
+		&s.Overhead.Fraction, &s.Overhead.SimFraction, &s.Overhead.OtherCPUS, &s.Overhead.ThreadsS, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
 		&s.WakerHandbackP50S, &s.WakerHandbackP99S, &s.WakerHandbackMaxS,
 		&s.CoordinatorPerActivationUS, &s.WallCostPollingS} {
 		finite(x)

@@ -66,14 +66,11 @@ func Table(w io.Writer, s *Summary) error {
 		return err
 	}
 	o := s.Overhead
-	other := ""
-	if o.OtherCPUS > 0 {
-		other = " (and " + secs(o.OtherCPUS) + " on the other CPUs)"
-	}
-	fmt.Fprintf(&b, "\noverhead: coordinator %s%s, clients %s, dynamics %s (coordinator %s of the total)\n",
-		secs(o.CoordinatorS), other, secs(o.ClientsS), secs(o.DynamicsS), percent(o.Fraction))
+	fmt.Fprintf(&b, "\noverhead: tcs %s (%s on the simulation CPU, waker %s, other threads %s), clients %s, dynamics %s: tcs %s of the total (%s of the simulation CPU's)\n",
+		secs(o.AllS()), secs(o.CoordinatorS), secs(o.OtherCPUS), secs(o.ThreadsS), secs(o.ClientsS), secs(o.DynamicsS),
+		percent(o.Fraction), percent(o.SimFraction))
 	if s.LateTakebackMaxS > 0 || s.CoordinatorPerActivationUS > 0 || s.WallCostPollingS > 0 {
-		fmt.Fprintf(&b, "timer takeback late p50 %s, p99 %s, max %s  coordinator %.1f µs/activation  polling wall cost %s\n",
+		fmt.Fprintf(&b, "timer takeback late p50 %s, p99 %s, max %s  tcs %.1f µs/activation  polling wall cost %s\n",
 			Span(s.LateTakebackP50S), Span(s.LateTakebackP99S), Span(s.LateTakebackMaxS),
 			s.CoordinatorPerActivationUS, secs(s.WallCostPollingS))
 	}

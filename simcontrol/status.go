@@ -12,7 +12,7 @@ type Status struct {
 	DriftNs       int64 // Δ at the last dispatch decision
 	DriftMaxNs    int64 // max Δ since the previous Status
 	DriftMaxRunNs int64 // max Δ over the run so far
-	CoordinatorNs int64 // the coordinator's CPU
+	CoordinatorNs int64 // all of tcs's CPU, on every CPU
 	ClientsNs     int64 // the clients' CPU
 	DynamicsNs    int64 // the world's stepping
 	Dispatches    int64
@@ -28,8 +28,8 @@ func (s *Status) RealTimeFactor() float64 {
 	return float64(s.TimeNs) / float64(s.WallNs)
 }
 
-// OverheadFraction is the coordinator's share of the CPU the run used
-// (coordinator, clients and dynamics), 0 when none was used.
+// OverheadFraction is tcs's share of the CPU the run used (tcs on every
+// CPU, clients and dynamics), 0 when none was used.
 func (s *Status) OverheadFraction() float64 {
 	total := s.CoordinatorNs + s.ClientsNs + s.DynamicsNs
 	if total <= 0 {

@@ -20,7 +20,7 @@
 //	drift_s             Δ at the last dispatch decision
 //	drift_max_recent_s  max Δ since the previous /tcs/status
 //	drift_max_s         max Δ over the run
-//	overhead_fraction   the coordinator's share of the CPU the run used
+//	overhead_fraction   tcs's share of the CPU the run used (all its threads)
 //	deadline_misses     all clients' misses
 //	dispatches          dispatch decisions so far
 //

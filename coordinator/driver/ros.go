@@ -303,7 +303,7 @@ func (r *runner) diagnostics(t int64) {
 	d := &r.diagW
 	r.diagSeq++
 	d.Begin(r.diagSeq, msgs.Epoch+t, 1+len(r.clients))
-	coord := r.coordinatorNs()
+	coord := r.coordinatorSoFar() // all of tcs's CPU, as summary.json's fraction
 	var clients int64
 	for _, c := range r.clients {
 		clients += c.ran
