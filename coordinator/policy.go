@@ -81,8 +81,12 @@ type client struct {
 	// (acted), and was already held over once (held).
 	acted, held bool
 	// hostHolds: native clients, the holds over a wait on the host in the
-	// current dispatch (HoldOver; at most maxHostHolds).
+	// current dispatch (HoldOver; at most maxHostHolds). idleHolds: the
+	// holds since its CPU was last seen to move (at holdMark: its charged
+	// CPU and the dispatch's when last held; at most maxIdleHolds).
 	hostHolds int
+	idleHolds int
+	holdMark  int64
 	// clockAt: the time last put on a ROS client's private clock by the
 	// best-effort or free-mode rule (DispatchClock, BoundaryClock); 0,
 	// which the driver puts on every best-effort node's clock when
@@ -1120,7 +1124,8 @@ func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 		return false
 	}
 	if cl.conf.API == Native {
-		if cl.st != stRunnable || cl.back != stRunnable || cl.hostHolds >= maxHostHolds {
+		if cl.st != stRunnable || cl.back != stRunnable || cl.hostHolds >= maxHostHolds ||
+			cl.cpu+cpu == cl.holdMark && cl.idleHolds >= maxIdleHolds {
 			return false
 		}
 		cl.hostHolds++
@@ -1141,9 +1146,16 @@ func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 // something else (input, its clock, a long sleep; any sleep of a native
 // client, which asks tcs for time) or has used its arm.
 func (p *Policy) HoldBudget(c int, w Waits, cpu, arm int64) int64 {
-	short := w.Timed && w.Sleep <= HoldMax && p.clients[c].conf.API == ROS
+	cl := &p.clients[c]
+	short := w.Timed && w.Sleep <= HoldMax && cl.conf.API == ROS
 	if cpu >= arm || !w.Host && !short {
 		return 0
+	}
+	if cl.conf.API == Native {
+		if total := cl.cpu + cpu; total != cl.holdMark {
+			cl.holdMark, cl.idleHolds = total, 0
+		}
+		cl.idleHolds++
 	}
 	return min(arm-cpu, HoldMax)
 }
@@ -1154,6 +1166,17 @@ func (p *Policy) HoldBudget(c int, w Waits, cpu, arm int64) int64 {
 // would hold virtual time still for as long as it does so: past the
 // bound its block counts as a wait, and the world moves on.
 const maxHostHolds = 64
+
+// maxIdleHolds bounds the holds of a native client, over dispatches, while
+// it uses no CPU at all (HoldOver): each ends on its budget (up to HoldMax
+// of wall time) with the client still waiting. A wait in the kernel need
+// not end by itself: it may be for a lock held by a task that cannot run
+// while the world waits (a kernel thread on the simulation CPU, below the
+// spinning detector; a thread of another client, lowered), and only the
+// waiting client would be dispatched, again and again, with virtual time
+// standing still. Past the bound its block counts as a wait until it has
+// used CPU again: the world moves on, and the others run.
+const maxIdleHolds = 8
 
 // HoldMax is the longest wall-clock sleep the world waits for (HoldOver).
 const HoldMax = 2_000_000
