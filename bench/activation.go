@@ -654,8 +654,10 @@ func (res *ActivationResult) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// writeActivationJSON writes res to dir/activationFile(res) and returns
-// the path.
+// writeActivationJSON writes res to dir/activationFile(res), or, when a
+// bench of the same day and commit wrote that already, to the same name
+// with -2, -3, ... before .json (a result is never written over), and
+// returns the path.
 func writeActivationJSON(dir string, res *ActivationResult) (string, error) {
 	b, err := res.JSON()
 	if err != nil {
@@ -664,11 +666,28 @@ func writeActivationJSON(dir string, res *ActivationResult) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("bench activation: %w", err)
 	}
-	path := filepath.Join(dir, activationFile(res))
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return "", fmt.Errorf("bench activation: %w", err)
+	name := activationFile(res)
+	for k := 1; ; k++ {
+		path := filepath.Join(dir, name)
+		if k > 1 {
+			path = filepath.Join(dir, strings.TrimSuffix(name, ".json")+"-"+strconv.Itoa(k)+".json")
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("bench activation: %w", err)
+		}
+		_, werr := f.Write(b)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", fmt.Errorf("bench activation: %w", werr)
+		}
+		return path, nil
 	}
-	return path, nil
 }
 
 // hostLine describes the machine: online CPUs and the kernel's release.

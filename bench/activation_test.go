@@ -168,6 +168,10 @@ func TestActivationJSON(t *testing.T) {
 	if path != filepath.Join(dir, "activation-2026-11-26-0123456.json") {
 		t.Errorf("written to %s", path)
 	}
+	// A second bench of the same day and commit keeps the first's file.
+	if again, err := writeActivationJSON(dir, res); err != nil || again != filepath.Join(dir, "activation-2026-11-26-0123456-2.json") {
+		t.Errorf("second result written to %s (%v), want the name with -2", again, err)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
