@@ -1111,7 +1111,8 @@ func (p *Policy) DeliverClock(c int, now int64) bool {
 // ns and the driver must read what c's threads wait on and ask HoldBudget:
 //   - a native client, which waits for tcs through its requests, is asked
 //     whenever it blocks otherwise, unless it runs side work while it
-//     waits (see Woke), up to maxHostHolds times in one dispatch;
+//     waits (see Woke), up to maxHostHolds times in one dispatch and
+//     maxIdleHolds times in a row while it uses no CPU;
 //     HoldBudget holds it only for a wait on the host, which ends by
 //     itself, so the world never waits for a client that waits for time;
 //   - a ROS client is asked once per activation (HoldOver counts it), only
