@@ -146,7 +146,10 @@ type ActivationCase struct {
 	// messages written into their sockets).
 	Deliveries int64 `json:"deliveries,omitempty"`
 
+	// CoordinatorS, SimS, OtherCPUS, ThreadsS: summary.json's overhead
+	// (all of tcs's CPU, and its parts).
 	CoordinatorS float64 `json:"coordinator_s"`
+	SimS         float64 `json:"sim_s"`
 	OtherCPUS    float64 `json:"other_cpu_s"`
 	ThreadsS     float64 `json:"threads_s"`
 	ClientsS     float64 `json:"clients_s"`
@@ -523,12 +526,13 @@ func activationScenario(k *activationKind, n int, o ActivationOpts, master strin
 func caseOf(c ActivationCase, s *report.Summary) ActivationCase {
 	c.Ended = s.Ended
 	c.Dispatches = s.Dispatches
-	c.CoordinatorS, c.OtherCPUS, c.ThreadsS = s.Overhead.CoordinatorS, s.Overhead.OtherCPUS, s.Overhead.ThreadsS
+	o := s.Overhead
+	c.CoordinatorS, c.SimS, c.OtherCPUS, c.ThreadsS = o.CoordinatorS, o.SimS, o.OtherCPUS, o.ThreadsS
 	c.ClientsS, c.DynamicsS = s.Overhead.ClientsS, s.Overhead.DynamicsS
 	c.VirtualS, c.WallS, c.RTF = s.VirtualS, s.WallS, s.RTF
 	c.DriftMaxS, c.DriftP99S = s.DriftMaxS, s.DriftP99S
 	c.WallCostPollingS, c.HostOverrunS = s.WallCostPollingS, s.HostOverrunS
-	c.OverheadFraction = s.Overhead.SimFraction
+	c.OverheadFraction, c.OverheadFractionAll = o.SimFraction, o.Fraction
 	c.ActivationsMin = -1
 	for _, cl := range s.Clients {
 		c.Activations += cl.Activations
@@ -540,12 +544,8 @@ func caseOf(c ActivationCase, s *report.Summary) ActivationCase {
 		}
 	}
 	c.ActivationsMin = max(c.ActivationsMin, 0)
-	all := c.CoordinatorS + c.OtherCPUS + c.ThreadsS
-	c.USPerActivation, c.AllUSPerActivation = perUS(c.CoordinatorS, c.Activations), perUS(all, c.Activations)
-	c.USPerDispatch, c.AllUSPerDispatch = perUS(c.CoordinatorS, c.Dispatches), perUS(all, c.Dispatches)
-	if d := all + c.ClientsS + c.DynamicsS; d > 0 {
-		c.OverheadFractionAll = all / d
-	}
+	c.USPerActivation, c.AllUSPerActivation = perUS(c.SimS, c.Activations), perUS(c.CoordinatorS, c.Activations)
+	c.USPerDispatch, c.AllUSPerDispatch = perUS(c.SimS, c.Dispatches), perUS(c.CoordinatorS, c.Dispatches)
 	if d := c.ClientsS + c.DynamicsS; d > 0 {
 		c.IdealRTF = c.VirtualS / d
 	}
@@ -594,7 +594,7 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 	fmt.Fprintf(w, "activation: coordinator CPU per activation and per dispatch; each client a PD controller at %g Hz "+
 		"on its own pendulum (one robot each), world step %v, q %v, %s mode, %v virtual per run; ROS samples: %s\n",
 		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS), res.Samples)
-	fmt.Fprintln(w, "  sim: overhead.coordinator_s (on the simulation CPU); all: plus overhead.other_cpu_s (the waker) and threads_s (tcs's other threads), on any CPU")
+	fmt.Fprintln(w, "  sim: overhead.sim_s (tcs on the simulation CPU); all: overhead.coordinator_s (tcs on every CPU: sim_s, the waker's other_cpu_s, threads_s)")
 	fmt.Fprintln(w, "  ×C: ratio to native C at the same client count; ovh: coordinator / (coordinator + clients + dynamics);")
 	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them)")
 	// Each cost group: sim ×C all ×C, 7+1+6+1+7+1+6 wide.

@@ -20,7 +20,7 @@ import (
 func cannedSummary(n int, act int64, coord, other float64, dispatches int64) *report.Summary {
 	s := &report.Summary{Ended: report.EndCompleted, QuantumS: 0.001, VirtualS: 2, WallS: 4, RTF: 0.5,
 		DriftMaxS: 0.0012, DriftP99S: 0.0009, Dispatches: dispatches,
-		Overhead: report.Overhead{CoordinatorS: coord, OtherCPUS: other / 2, ThreadsS: other / 2, ClientsS: 0.5, DynamicsS: 0.5}}
+		Overhead: report.Overhead{CoordinatorS: coord + other, SimS: coord, OtherCPUS: other / 2, ThreadsS: other / 2, ClientsS: 0.5, DynamicsS: 0.5}}
 	s.Overhead.SetFraction()
 	for i := range n {
 		s.Clients = append(s.Clients, report.ClientSummary{Activations: act + int64(i), DeadlineMisses: int64(i % 2),

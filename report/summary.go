@@ -94,8 +94,8 @@ type Summary struct {
 	WakerHandbackP50S float64 `json:"waker_handback_p50_s,omitempty"`
 	WakerHandbackP99S float64 `json:"waker_handback_p99_s,omitempty"`
 	WakerHandbackMaxS float64 `json:"waker_handback_max_s,omitempty"`
-	// CoordinatorPerActivationUS is all of tcs's CPU (Overhead.AllS) per
-	// client activation, in microseconds.
+	// CoordinatorPerActivationUS is all of tcs's CPU
+	// (Overhead.CoordinatorS) per client activation, in microseconds.
 	CoordinatorPerActivationUS float64 `json:"coordinator_per_activation_us"`
 	// WallCostPollingS is the wall time spent holding the world for
 	// unmodified clients in short wall-clock sleeps (DESIGN §2) and for
@@ -122,19 +122,21 @@ type BodySummary struct {
 	Obs  []float64 `json:"obs"`
 }
 
-// Overhead is where the simulation CPU's time went.
+// Overhead is where the run's CPU went: tcs's, the clients', the world's.
 type Overhead struct {
-	// CoordinatorS is tcs's CPU on the simulation CPU: the dispatch
-	// thread (the world's steps left out) and the block detector.
+	// CoordinatorS is all of tcs's CPU, on every CPU: SimS + OtherCPUS +
+	// ThreadsS (0 for the parts a summary rebuilt from a recording lacks).
 	CoordinatorS float64 `json:"coordinator_s"`
 	ClientsS     float64 `json:"clients_s"`
 	DynamicsS    float64 `json:"dynamics_s"`
-	// Fraction is all of tcs's CPU, on every CPU (CoordinatorS, OtherCPUS
-	// and ThreadsS), as a share of it and the clients' and the world's;
-	// SimFraction is CoordinatorS's share of the simulation CPU's work
-	// (CoordinatorS + ClientsS + DynamicsS). See SetFraction.
+	// Fraction is CoordinatorS / (CoordinatorS + ClientsS + DynamicsS)
+	// (DESIGN §6); SimFraction is SimS's share of the simulation CPU's
+	// work (SimS + ClientsS + DynamicsS). See SetFraction.
 	Fraction    float64 `json:"fraction"`
 	SimFraction float64 `json:"sim_fraction"`
+	// SimS is tcs's CPU on the simulation CPU: the dispatch thread (the
+	// world's steps left out) and the block detector.
+	SimS float64 `json:"sim_s"`
 	// OtherCPUS is the waker's CPU off the simulation CPU: spinning to
 	// the ends of a computing client's slices, ending them and going on
 	// from them.
@@ -147,18 +149,15 @@ type Overhead struct {
 	ThreadsS float64 `json:"threads_s"`
 }
 
-// AllS is all of tcs's CPU: CoordinatorS + OtherCPUS + ThreadsS.
-func (o *Overhead) AllS() float64 { return o.CoordinatorS + o.OtherCPUS + o.ThreadsS }
-
 // SetFraction computes Fraction and SimFraction from the times (0 when
 // they are all 0).
 func (o *Overhead) SetFraction() {
 	o.Fraction, o.SimFraction = 0, 0
-	if total := o.AllS() + o.ClientsS + o.DynamicsS; total > 0 {
-		o.Fraction = o.AllS() / total
-	}
 	if total := o.CoordinatorS + o.ClientsS + o.DynamicsS; total > 0 {
-		o.SimFraction = o.CoordinatorS / total
+		o.Fraction = o.CoordinatorS / total
+	}
+	if total := o.SimS + o.ClientsS + o.DynamicsS; total > 0 {
+		o.SimFraction = o.SimS / total
 	}
 }
 
@@ -278,7 +277,7 @@ func finite(x *float64) {
 func (s *Summary) sanitize() {
 	for _, x := range []*float64{&s.QuantumS, &s.VirtualS, &s.WallS, &s.RTF, &s.DriftMaxS, &s.DriftP99S,
 		&s.DriftFinalS, &s.LeakS, &s.Overhead.CoordinatorS, &s.Overhead.ClientsS, &s.Overhead.DynamicsS,
-		&s.Overhead.Fraction, &s.Overhead.SimFraction, &s.Overhead.OtherCPUS, &s.Overhead.ThreadsS, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
+		&s.Overhead.Fraction, &s.Overhead.SimFraction, &s.Overhead.SimS, &s.Overhead.OtherCPUS, &s.Overhead.ThreadsS, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
 		&s.WakerHandbackP50S, &s.WakerHandbackP99S, &s.WakerHandbackMaxS,
 		&s.CoordinatorPerActivationUS, &s.WallCostPollingS} {
 		finite(x)

@@ -66,9 +66,16 @@ func Table(w io.Writer, s *Summary) error {
 		return err
 	}
 	o := s.Overhead
-	fmt.Fprintf(&b, "\noverhead: tcs %s (%s on the simulation CPU, waker %s, other threads %s), clients %s, dynamics %s: tcs %s of the total (%s of the simulation CPU's)\n",
-		secs(o.AllS()), secs(o.CoordinatorS), secs(o.OtherCPUS), secs(o.ThreadsS), secs(o.ClientsS), secs(o.DynamicsS),
-		percent(o.Fraction), percent(o.SimFraction))
+	split := ""
+	if o.SimS > 0 {
+		split = fmt.Sprintf(" (%s on the simulation CPU, waker %s, other threads %s)", secs(o.SimS), secs(o.OtherCPUS), secs(o.ThreadsS))
+	}
+	fmt.Fprintf(&b, "\noverhead: tcs %s%s, clients %s, dynamics %s: tcs %s of the total",
+		secs(o.CoordinatorS), split, secs(o.ClientsS), secs(o.DynamicsS), percent(o.Fraction))
+	if o.SimS > 0 {
+		fmt.Fprintf(&b, " (%s of the simulation CPU's)", percent(o.SimFraction))
+	}
+	b.WriteString("\n")
 	if s.LateTakebackMaxS > 0 || s.CoordinatorPerActivationUS > 0 || s.WallCostPollingS > 0 {
 		fmt.Fprintf(&b, "timer takeback late p50 %s, p99 %s, max %s  tcs %.1f µs/activation  polling wall cost %s\n",
 			Span(s.LateTakebackP50S), Span(s.LateTakebackP99S), Span(s.LateTakebackMaxS),

@@ -1851,16 +1851,16 @@ func (r *runner) summary() *report.Summary {
 	s.HostOverrunS = report.Seconds(r.hostOverrunNs)
 	s.SettleTimeouts = r.settleTimeouts
 	s.Overhead = report.Overhead{
-		CoordinatorS: report.Seconds(max(r.coordNs, 0)),
+		CoordinatorS: report.Seconds(max(r.coordNs, 0) + r.mech.WakerCPU() + r.threadsNs),
 		ClientsS:     report.Seconds(clientsNs),
 		DynamicsS:    report.Seconds(r.dynNs),
+		SimS:         report.Seconds(max(r.coordNs, 0)),
 		OtherCPUS:    report.Seconds(r.mech.WakerCPU()),
 		ThreadsS:     report.Seconds(r.threadsNs),
 	}
 	s.Overhead.SetFraction()
 	if activations > 0 {
-		all := max(r.coordNs, 0) + r.mech.WakerCPU() + r.threadsNs
-		s.CoordinatorPerActivationUS = float64(all) / 1e3 / float64(activations)
+		s.CoordinatorPerActivationUS = s.Overhead.CoordinatorS * 1e6 / float64(activations)
 	}
 	return s
 }
