@@ -82,6 +82,31 @@ func rosScenario(t *testing.T, cmd []string, period time.Duration, duration, mas
 `, strings.Join(quoted, ", "), period))
 }
 
+// addToLastClient appends a field (YAML, one line) to the last client of
+// the scenario at path, as pendulumScenario writes it: that client's
+// fields end the file.
+func addToLastClient(t *testing.T, path, field string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, "        "+field+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkSampleAtActivation checks the deliveries of a client whose samples
+// wait for its activations: one per activation, plus the samples of
+// instants at which it was still computing (an activation that runs past
+// its period takes them as it runs), a tenth more at most.
+func checkSampleAtActivation(t *testing.T, c report.ClientSummary) {
+	t.Helper()
+	if c.Deliveries < c.Activations || c.Deliveries > c.Activations+c.Activations/10 {
+		t.Errorf("deliveries = %d for %d activations, want one per activation (and those the node took while it computed)", c.Deliveries, c.Activations)
+	}
+}
+
 // pendulumScenario writes scenario name (quantum and step 1 ms, the
 // pendulum, robot arm) with the top-level YAML extra and arm's clients
 // (list items indented six spaces), and returns its path.
@@ -207,26 +232,14 @@ func TestROS1SamplesAtActivation(t *testing.T) {
 			cmd := rosController(t, lang)
 			period := 5 * time.Millisecond
 			path := rosScenario(t, cmd, period, "3s", "")
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, append(b, "        samples: at_activation\n"...), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			addToLastClient(t, path, "samples: at_activation")
 			s := runCompleted(t, 5*time.Minute, path)
 			c := client(t, s, "pd")
 			checkPeriods(t, c, int64(3*time.Second/period)+1)
 			if own := c.DeadlineMisses - c.DeadlineMissesHost; own > 0 {
 				t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of the node's own", c.DeadlineMisses, c.DeadlineMissesHost)
 			}
-			// One sample per activation (3,000 with every sample), plus
-			// the samples of instants at which the node was still
-			// computing (an activation that runs past its period takes
-			// them as it runs): a tenth more at most.
-			if c.Deliveries < c.Activations || c.Deliveries > c.Activations+c.Activations/10 {
-				t.Errorf("deliveries = %d for %d activations, want one per activation (and those the node took while it computed)", c.Deliveries, c.Activations)
-			}
+			checkSampleAtActivation(t, c) // 3,000 deliveries with every sample
 			if bound := s.QuantumS + 0.0002; s.DriftP99S > bound {
 				t.Errorf("drift_p99_s = %g, want ≤ %g", s.DriftP99S, bound)
 			}
