@@ -69,18 +69,21 @@ func TestROS2LaunchAttach(t *testing.T) {
 	lo := launch.Output()
 	perProc := launchTicks(lo)
 	end := int64(s.VirtualS*1e9 + 0.5)
-	var found []string
+	var found, not []string
 	for proc, ts := range perProc {
 		for _, p := range []time.Duration{5 * time.Millisecond, 10 * time.Millisecond} {
-			if skipped, doubled := countTicks(ts, int64(p), end); skipped == 0 && doubled == 0 {
+			skipped, doubled := tickPeriods(ts, int64(p), end)
+			if len(skipped) == 0 && len(doubled) == 0 {
 				found = append(found, fmt.Sprintf("%s every %v (%d ticks)", proc, p, len(ts)))
 				break
 			}
+			not = append(not, fmt.Sprintf("%s every %v: %d ticks; periods without one %d %v, with several %d %v",
+				proc, p, len(ts), len(skipped), skipped[:min(len(skipped), 8)], len(doubled), doubled[:min(len(doubled), 8)]))
 		}
 	}
 	slices.Sort(found)
 	if len(found) != 2 || !strings.Contains(found[0]+found[1], "every 5ms") || !strings.Contains(found[0]+found[1], "every 10ms") {
-		t.Errorf("want one node ticking once every 5 ms and one every 10 ms of ROS time; found %v\n%s", found, lastLines(lo, 40))
+		t.Errorf("want one node ticking once every 5 ms and one every 10 ms of ROS time; found %v; not %v\n%s", found, not, lastLines(lo, 40))
 	}
 	t.Logf("ros2 launch: %s; last lines:\n%s", strings.Join(found, ", "), lastLines(lo, 6))
 }

@@ -146,29 +146,16 @@ func ticks(t *testing.T, log string) []int64 {
 // timer share one thread, ticks at k·P exactly.
 func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool) int {
 	t.Helper()
-	per := map[int64]int{}
 	off := 0
 	for _, v := range ts {
-		if v < 2*period || v >= end+period {
-			continue
-		}
-		per[v/period]++
-		if exact && v%period != 0 {
+		if exact && v >= 2*period && v < end+period && v%period != 0 {
 			if off < 5 {
 				t.Errorf("activation in period %d began at virtual %d ns, not at k·P = %d", v/period, v, v/period*period)
 			}
 			off++
 		}
 	}
-	var skipped, doubled []int64
-	for k := int64(2); k <= end/period; k++ {
-		switch n := per[k]; {
-		case n == 0:
-			skipped = append(skipped, k)
-		case n > 1:
-			doubled = append(doubled, k)
-		}
-	}
+	skipped, doubled := tickPeriods(ts, period, end)
 	if len(skipped) > 0 || len(doubled) > 0 {
 		t.Errorf("periods of %v with no activation: %d %v; with several: %d %v", time.Duration(period),
 			len(skipped), skipped[:min(len(skipped), 10)], len(doubled), doubled[:min(len(doubled), 10)])
@@ -179,9 +166,9 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool) int {
 	return int(end/period) - 1
 }
 
-// countTicks counts the periods k = 2 .. end/P with no tick and with
+// tickPeriods lists the periods k = 2 .. end/P with no tick and with
 // several.
-func countTicks(ts []int64, period, end int64) (skipped, doubled int) {
+func tickPeriods(ts []int64, period, end int64) (skipped, doubled []int64) {
 	per := map[int64]int{}
 	for _, v := range ts {
 		if v >= 2*period && v < end+period {
@@ -189,11 +176,11 @@ func countTicks(ts []int64, period, end int64) (skipped, doubled int) {
 		}
 	}
 	for k := int64(2); k <= end/period; k++ {
-		switch {
-		case per[k] == 0:
-			skipped++
-		case per[k] > 1:
-			doubled++
+		switch n := per[k]; {
+		case n == 0:
+			skipped = append(skipped, k)
+		case n > 1:
+			doubled = append(doubled, k)
 		}
 	}
 	return skipped, doubled
@@ -356,8 +343,8 @@ func TestROS2RealNodes(t *testing.T) {
 				tt := ticks(t, c.Log)
 				periods := int(end/P) - 1
 				if mode == "free" {
-					skipped, doubled := countTicks(tt, P, end)
-					t.Logf("free mode: %d of %d periods without an activation, %d with several", skipped, periods, doubled)
+					skipped, doubled := tickPeriods(tt, P, end)
+					t.Logf("free mode: %d of %d periods without an activation, %d with several", len(skipped), periods, len(doubled))
 				} else {
 					tickEnd := end
 					if nd.lag {
