@@ -632,59 +632,73 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 // seconds prints s seconds as a Go duration.
 func seconds(s float64) time.Duration { return time.Duration(s * 1e9) }
 
-// activationFile is the JSON file's name: activation-<date>-<commit>.json,
-// the commit shortened to 7 hex digits ("unknown" when there is none).
+// activationFile is the JSON file's name: activation-<date>-<commit>.json.
 func activationFile(res *ActivationResult) string {
-	c := res.Commit
-	if len(c) > 7 {
-		c = c[:7]
+	return resultFile("activation", res.Date, res.Commit)
+}
+
+// resultFile is a bench's JSON file's name: <bench>-<date>-<commit>.json,
+// the commit shortened to 7 hex digits ("unknown" when there is none).
+func resultFile(bench, date, commit string) string {
+	if len(commit) > 7 {
+		commit = commit[:7]
 	}
-	if c == "" {
-		c = "unknown"
+	if commit == "" {
+		commit = "unknown"
 	}
-	return "activation-" + res.Date + "-" + c + ".json"
+	return bench + "-" + date + "-" + commit + ".json"
 }
 
 // JSON is res as indented JSON with a final newline.
-func (res *ActivationResult) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(res, "", "  ")
+func (res *ActivationResult) JSON() ([]byte, error) { return indentJSON("bench activation", res) }
+
+// indentJSON is v as indented JSON with a final newline; errors start
+// with what.
+func indentJSON(what string, v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("bench activation: encode the results: %w", err)
+		return nil, fmt.Errorf("%s: encode the results: %w", what, err)
 	}
 	return append(b, '\n'), nil
 }
 
-// writeActivationJSON writes res to dir/activationFile(res), or, when a
-// bench of the same day and commit wrote that already, to the same name
-// with -2, -3, ... before .json (a result is never written over), and
-// returns the path.
+// writeActivationJSON writes res to dir/activationFile(res) (see
+// writeNewFile) and returns the path.
 func writeActivationJSON(dir string, res *ActivationResult) (string, error) {
 	b, err := res.JSON()
 	if err != nil {
 		return "", err
 	}
+	return writeNewFile("bench activation", dir, activationFile(res), b)
+}
+
+// writeNewFile writes b to dir/name, or, when a bench of the same day and
+// commit wrote that already, to the same name with -2, -3, ... before its
+// extension (a result is never written over), and returns the path;
+// errors start with what.
+func writeNewFile(what, dir, name string, b []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("bench activation: %w", err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
-	name := activationFile(res)
+	ext := filepath.Ext(name)
 	for k := 1; ; k++ {
 		path := filepath.Join(dir, name)
 		if k > 1 {
-			path = filepath.Join(dir, strings.TrimSuffix(name, ".json")+"-"+strconv.Itoa(k)+".json")
+			path = filepath.Join(dir, strings.TrimSuffix(name, ext)+"-"+strconv.Itoa(k)+ext)
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("bench activation: %w", err)
+			return "", fmt.Errorf("%s: %w", what, err)
 		}
 		_, werr := f.Write(b)
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}
 		if werr != nil {
-			return "", fmt.Errorf("bench activation: %w", werr)
+			return "", fmt.Errorf("%s: %w", what, werr)
 		}
 		return path, nil
 	}
