@@ -128,6 +128,43 @@ func benchActivation(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// benchPursuit runs `tcs bench pursuit`: paper 000's pursuit workload with
+// native C clients, the coordinator's CPU per activation and its share of
+// the CPU, every CPU counted, against the targets.
+func benchPursuit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tcs bench pursuit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := bench.PursuitOpts{Progress: stderr}
+	fs.IntVar(&o.Trials, "trials", 2, "runs")
+	fs.DurationVar(&o.Duration, "duration", 20*time.Second, "virtual time of each run")
+	fs.DurationVar(&o.Period, "period", 10*time.Millisecond, "both controllers' period")
+	fs.DurationVar(&o.Quantum, "quantum", 10*time.Millisecond, "the runs' quantum q")
+	fs.DurationVar(&o.Step, "step", 10*time.Millisecond, "the world's step")
+	fs.DurationVar(&o.Chunk, "chunk", time.Second, "the planner's CPU time per plan")
+	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
+	fs.StringVar(&o.Results, "results", "", `folder of the JSON results (default SRC/results/bench; "-": none)`)
+	fs.BoolVar(&o.Keep, "keep", false, "keep the runs' folder (a failed run keeps it anyway)")
+	fs.DurationVar(&o.Wait, "wait", 2*time.Minute, "wait this long for another run holding the simulation CPU")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tcs bench pursuit: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if o.Trials < 1 || o.Duration <= 0 || o.Period <= 0 || o.Quantum <= 0 || o.Step <= 0 || o.Chunk <= 0 {
+		fmt.Fprintln(stderr, "tcs bench pursuit: -trials must be ≥ 1 and the durations > 0")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if _, err := bench.Pursuit(ctx, stdout, o); err != nil {
+		fmt.Fprintf(stderr, "tcs bench pursuit: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
 // benchSoak runs `tcs bench soak`: one long run of mixed clients, its
 // process sampled every minute for a trend in RSS, fds, goroutines,
 // threads and Δ p99.

@@ -9,6 +9,7 @@
 //	tcs bench delivery                    gated ROS 1 delivery against goroslib (and ROS 2, built with -tags ros2)
 //	tcs bench decision                    the policy's cost per decision at 4, 16 and 64 clients
 //	tcs bench activation                  the coordinator's CPU per activation, per kind of client
+//	tcs bench pursuit                     paper 000's pursuit workload with native C clients against the targets
 //	tcs bench soak                        an hour of mixed clients: the coordinator's resources per minute
 //	tcs client NAME [ARGS]                a bundled client (pd, planner, ...)
 package main
@@ -54,6 +55,8 @@ usage:
   tcs bench decision [flags]      the pure policy's cost per scheduling decision at 4, 16 and 64 clients
   tcs bench activation [flags]    the coordinator's CPU per activation and per dispatch, for every kind
                                   of client (native C and Go, goroslib, roscpp, rospy, rclcpp, rclpy)
+  tcs bench pursuit [flags]       paper 000's pursuit workload with native C clients (two 100 Hz controllers,
+                                  a planner): the coordinator's CPU per activation and share, every CPU counted
   tcs bench soak [flags]          an hour of 16 mixed clients at max_rtf 1: the coordinator's RSS, fds,
                                   goroutines, threads and Δ p99 per minute, their trends (results/soak/)
   tcs client NAME [ARGS]          run a bundled client (` + "pd, planner, crash, spin" + `)
@@ -429,9 +432,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return benchDecision(args[1:], stdout, stderr)
 	case len(args) > 0 && args[0] == "activation":
 		return benchActivation(args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "pursuit":
+		return benchPursuit(args[1:], stdout, stderr)
 	case len(args) > 0 && args[0] == "soak":
 		return benchSoak(args[1:], stdout, stderr)
 	}
-	fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch, delivery, decision, activation, soak")
+	fmt.Fprintln(stderr, "tcs bench: the benchmarks are: dispatch, delivery, decision, activation, pursuit, soak")
 	return 2
 }
