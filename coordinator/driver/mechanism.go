@@ -140,12 +140,16 @@ type Mechanism struct {
 	parks     int64 // how many of those yields were parks (Yields)
 	parkNs    int64 // the dispatch thread's CPU those parks took (Yields)
 
-	// parkCh hands the parked dispatch goroutine back (see park); parkFrom
-	// is when the waker starts looking for it (CLOCK_MONOTONIC ns; <0:
-	// the waker ends).
-	parkCh   chan struct{}
-	parkFrom atomic.Int64
-	parkEnd  atomic.Int64 // the parked goroutine's slice end (0: not parked)
+	// parkCh hands the parked dispatch goroutine back (see park); noteFd,
+	// an eventfd, tells the waker that it is parking (noteBuf: the
+	// dispatch goroutine's buffer, wakeBuf the waker's), or, once
+	// wakerStop is set, to end.
+	parkCh    chan struct{}
+	noteFd    int
+	noteBuf   [8]byte
+	wakeBuf   [8]byte
+	wakerStop atomic.Bool
+	parkEnd   atomic.Int64 // the parked goroutine's slice end (0: not parked)
 	// While the goroutine is parked the waker owns what follows (see
 	// park): parkStart is the parked client's CPU clock where its current
 	// slice began and parkExtra what its first slice charges beside
@@ -300,7 +304,7 @@ func New(conf Conf) (m *Mechanism, err error) {
 	if err := linux.CheckFIFO(conf.Base); err != nil {
 		return nil, fmt.Errorf("mechanism: %w", err)
 	}
-	m = &Mechanism{conf: conf, tid: unix.Gettid()}
+	m = &Mechanism{conf: conf, tid: unix.Gettid(), noteFd: -1}
 	for _, c := range online {
 		if c != conf.CPU {
 			m.others = append(m.others, c)
@@ -339,8 +343,10 @@ func New(conf Conf) (m *Mechanism, err error) {
 	m.pevBuf = make([]linux.ProcEvent, 0, 256)
 	m.spawnReq = make(chan spawnReq)
 	go spawner(m.spawnReq, m.others)
+	if m.noteFd, err = linux.Eventfd(0, unix.EFD_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("mechanism: %w", err)
+	}
 	m.parkCh, m.wakerDone = make(chan struct{}), make(chan struct{})
-	m.parkFrom.Store(m.clock.Monotonic() + yieldHidden)
 	go m.waker()
 	if m.det, err = m.startDetector(); err != nil {
 		return nil, fmt.Errorf("mechanism: start block detector: %w", err)
@@ -728,8 +734,7 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // parkLead: without a continuation the waker hands the goroutine back
 // that long before a parked slice's end (it takes 50-200 µs to arrive;
 // 60 µs before got it there 40-200 µs after the end). spinMargin,
-// minSpin, maxSpin: see spinLead. wakerPoll is how soon the
-// waker first looks for a parked goroutine (see waker).
+// minSpin, maxSpin: see spinLead.
 const (
 	rearmSlack  = 20_000
 	yieldEvery  = 8_000_000
@@ -739,7 +744,6 @@ const (
 	spinMargin  = 30_000
 	minSpin     = 60_000
 	maxSpin     = 500_000
-	wakerPoll   = 200_000
 )
 
 // yield passes the dispatch goroutine through the Go scheduler by
@@ -772,13 +776,23 @@ func (m *Mechanism) yield() { m.pass(0) }
 func (m *Mechanism) park(end int64) { m.pass(end) }
 
 // pass is yield (end 0) or park (end > 0), counted with the dispatch
-// thread's CPU it took (Yields); the waker's next window opens a
-// yieldHidden later (at once after a park with a continuation).
+// thread's CPU it took (Yields). A park tells the waker through noteFd,
+// which wakes the waker's thread in the kernel: Go's scheduler is not
+// involved, so the park's hand-off of this thread's P finds no work and
+// wakes no other thread.
 func (m *Mechanism) pass(end int64) {
 	c0, _ := m.clock.Ns(threadCPUClock)
 	if end > 0 {
 		m.parkEnd.Store(end)
-		<-m.parkCh
+		if err := linux.WriteU64(m.noteFd, &m.noteBuf, 1); err != nil {
+			// Not with a valid eventfd; without the note no waker
+			// would hand the goroutine back: yield instead.
+			m.parkEnd.Store(0)
+			end = 0
+			runtime.Gosched()
+		} else {
+			<-m.parkCh
+		}
 	} else {
 		runtime.Gosched()
 	}
@@ -790,41 +804,25 @@ func (m *Mechanism) pass(end int64) {
 		m.parkNs += c1 - c0
 	}
 	m.lastYield = m.clock.Monotonic()
-	if end > 0 && m.cont != nil {
-		// The next long slice parks again (see Run): look at once.
-		m.parkFrom.Store(m.lastYield)
-	} else {
-		m.parkFrom.Store(m.lastYield + yieldHidden)
-	}
 }
 
-// waker runs on the other CPUs from New until Close. Until parkFrom it
-// sleeps; from then on it looks for the dispatch goroutine parked (park),
-// first after wakerPoll, then at doubling intervals up to 4 wakerPoll (a
-// run with no slice long enough to park in would have it look thousands
-// of times a second). Once the goroutine is parked it sleeps until
-// spinLead before the slice's end, watching the wait set, then spins to
-// the end (a sleep on an idle CPU of this VM returns 80-260 µs late, at
+// waker runs on the other CPUs from New until Close. It waits for the
+// dispatch goroutine to park (noteFd: looking for a park at intervals
+// would cost the other CPU a timer wake-up every few hundred µs whether a
+// park came or not). Once the goroutine is parked it sleeps
+// until spinLead before the slice's end, watching the wait set, then spins
+// to the end (a sleep on an idle CPU of this VM returns 80-260 µs late, at
 // times milliseconds), ends the slice and goes on or hands the goroutine
 // back (see park).
 func (m *Mechanism) waker() {
 	defer close(m.wakerDone)
-	poll := int64(wakerPoll)
 	for {
-		from := m.parkFrom.Load()
-		if from < 0 {
+		if _, err := linux.WaitU64(m.noteFd, &m.wakeBuf); err != nil || m.wakerStop.Load() {
 			return
-		}
-		if d := from - linux.MonotonicNs(); d > 0 {
-			poll = wakerPoll
-			time.Sleep(time.Duration(d))
-			continue
 		}
 		end := m.parkEnd.Load()
 		if end == 0 {
-			linux.Nap(poll)
-			poll = min(2*poll, 4*wakerPoll)
-			continue
+			continue // a park already handed back
 		}
 		// Anything ready hands the goroutine back at once (an error, none
 		// is expected, too: the goroutine's own wait will see it).
@@ -848,9 +846,7 @@ func (m *Mechanism) waker() {
 			}
 		}
 		// The goroutine is now ready on this thread's P: yielding hands
-		// it over at once. With no continuation the next window opens a
-		// yieldHidden later, else at once (the dispatch goroutine parks
-		// again in the next long slice).
+		// it over at once.
 		runtime.Gosched()
 	}
 }
@@ -1486,10 +1482,20 @@ func (m *Mechanism) Close() error {
 	m.closed = true
 	var errs []error
 	if m.wakerDone != nil {
-		// The waker sleeps at most a yieldHidden; it must not watch the
-		// wait set once it is closed.
-		m.parkFrom.Store(-1)
-		<-m.wakerDone
+		// It must not watch the wait set once it is closed.
+		m.wakerStop.Store(true)
+		var b [8]byte
+		if err := linux.WriteU64(m.noteFd, &b, 1); err != nil {
+			errs = append(errs, fmt.Errorf("mechanism: end the waker: %w", err))
+		} else {
+			<-m.wakerDone
+		}
+	}
+	if m.noteFd >= 0 {
+		if err := unix.Close(m.noteFd); err != nil {
+			errs = append(errs, fmt.Errorf("mechanism: close the waker's eventfd: %w", err))
+		}
+		m.noteFd = -1
 	}
 	// A raised client would keep the detector (ℓ2) from ever running its
 	// exit: lower it first.
