@@ -429,10 +429,13 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// client that computes (see Proc.computes), hides that yield: the
 	// goroutine parks after raising p, p computes meanwhile, and the
 	// waker ends the slice (see park). With a continuation every such
-	// slice parks; without, only one once yieldHidden has passed since the
-	// last yield. (A client that blocks within µs, such as a
-	// controller whose budget is a whole quantum, would leave the detector
-	// spinning through the park.) Past yieldEvery with no such slice, the
+	// slice parks; without, one once yieldHidden has passed since the
+	// last yield, or one in which a yield would fall due (a park costs
+	// the dispatch thread less than a Gosched, and the Gosched would come
+	// at the next dispatch of a client that blocks quickly, such as a
+	// controller under a busy planner). (A client that blocks within µs,
+	// such as a controller whose budget is a whole quantum, would leave
+	// the detector spinning through the park.) Past yieldEvery with no such slice, the
 	// goroutine yields (runtime.Gosched) before raising p, so that only the
 	// spinning detector runs during the handoff.
 	// (A Run that lasts past sysmon's 10 ms still gets the goroutine
@@ -443,7 +446,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// overhead instead of 1.5 %.)
 	since := m.lastWake - m.lastYield
 	execing := p.execFd >= 0
-	hide := !execing && budget >= yieldSlice && p.computes && (m.cont != nil || since > yieldHidden)
+	hide := !execing && budget >= yieldSlice && p.computes && (m.cont != nil || since > yieldHidden || since+budget > yieldEvery)
 	must := !hide && since > yieldEvery
 	raise := p != m.cur || must || p.Requeue
 	if raise {
