@@ -435,9 +435,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// at the next dispatch of a client that blocks quickly, such as a
 	// controller under a busy planner). (A client that blocks within µs,
 	// such as a controller whose budget is a whole quantum, would leave
-	// the detector spinning through the park.) Past yieldEvery with no such slice, the
-	// goroutine yields (runtime.Gosched) before raising p, so that only the
-	// spinning detector runs during the handoff.
+	// the detector spinning through the park.) Past yieldEvery with no
+	// such slice, the goroutine yields (runtime.Gosched) before raising p,
+	// so that only the spinning detector runs during the handoff.
 	// (A Run that lasts past sysmon's 10 ms still gets the goroutine
 	// preempted, after the wake, while p is raised: p runs on until the
 	// goroutine is back. That CPU is counted from the clock read at the
@@ -780,9 +780,9 @@ func (m *Mechanism) park(end int64) { m.pass(end) }
 
 // pass is yield (end 0) or park (end > 0), counted with the dispatch
 // thread's CPU it took (Yields). A park tells the waker through noteFd,
-// which wakes the waker's thread in the kernel: Go's scheduler is not
-// involved, so the park's hand-off of this thread's P finds no work and
-// wakes no other thread.
+// which wakes the waker's thread in the kernel: the waker's goroutine is
+// not made ready on this thread's P, so the park's hand-off of the P has
+// no goroutine of the waker's to start a thread for.
 func (m *Mechanism) pass(end int64) {
 	c0, _ := m.clock.Ns(threadCPUClock)
 	if end > 0 {
@@ -812,9 +812,9 @@ func (m *Mechanism) pass(end int64) {
 // waker runs on the other CPUs from New until Close. It waits for the
 // dispatch goroutine to park (noteFd: looking for a park at intervals
 // would cost the other CPU a timer wake-up every few hundred µs whether a
-// park came or not). Once the goroutine is parked it sleeps
-// until spinLead before the slice's end, watching the wait set, then spins
-// to the end (a sleep on an idle CPU of this VM returns 80-260 µs late, at
+// park came or not). Once the goroutine is parked it sleeps until
+// spinLead before the slice's end, watching the wait set, then spins to
+// the end (a sleep on an idle CPU of this VM returns 80-260 µs late, at
 // times milliseconds), ends the slice and goes on or hands the goroutine
 // back (see park).
 func (m *Mechanism) waker() {
