@@ -239,6 +239,7 @@ type Proc struct {
 	kids     []*kid        // the processes it started (see kid)
 	level    int           // the SCHED_FIFO priority setLevel last gave it (0: released)
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
+	raises   int           // times Run raised it since the last look
 }
 
 // threadWatch is what look knows of one thread of a client.
@@ -456,7 +457,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		if must {
 			m.yield()
 		}
-		if p.Dormancy && m.lastWake-p.lookAt >= dormantAfter {
+		if p.raises++; p.Dormancy && (m.lastWake-p.lookAt >= dormantAfter || p.raises >= dormantRaises) {
 			m.look(p)
 		}
 	}
@@ -1118,20 +1119,28 @@ func (m *Mechanism) execEnded(p *Proc) error {
 }
 
 // dormantAfter is how long (CLOCK_MONOTONIC ns) a client's thread must
-// use no CPU before look leaves it lowered.
-const dormantAfter = 1_000_000_000
+// use no CPU before look leaves it lowered, and dormantRaises after how
+// many raises of its client it may be so sooner: a run much faster than
+// real time (a bench of a few seconds at an rtf of 30 takes a tenth of a
+// second) would otherwise raise and lower a Go client's idle runtime
+// threads at every dispatch of it. A look costs a read per thread, so
+// once per dormantRaises raises costs a fraction of a µs per dispatch.
+const (
+	dormantAfter  = 1_000_000_000
+	dormantRaises = 50
+)
 
-// look reads the CPU time of every thread of p, which is lowered, at most
-// once per dormantAfter (Run, before it raises p). A thread that used none
-// since the last look is dormant: setLevel leaves it lowered, where it
-// cannot run. A Go client has four threads, two of them the runtime's
-// idle threads parked for good: raising and lowering those was a quarter
-// of the dispatch thread's CPU. Should every raised thread of p block
-// while a dormant one is not asleep, Run raises the dormant ones
-// (wakeNeeded) before it reports a block: that one may be what the others
-// wait for. A dormant thread that ran is awake again.
+// look reads the CPU time of every thread of p, which is lowered, once
+// per dormantAfter or dormantRaises (Run, before it raises p). A thread
+// that used none since the last look is dormant: setLevel leaves it
+// lowered, where it cannot run. A Go client has four threads, two of
+// them the runtime's idle threads parked for good: raising and lowering
+// those was a quarter of the dispatch thread's CPU. Should every raised
+// thread of p block while a dormant one is not asleep, Run raises the
+// dormant ones (wakeNeeded) before it reports a block: that one may be
+// what the others wait for. A dormant thread that ran is awake again.
 func (m *Mechanism) look(p *Proc) {
-	p.lookAt = m.lastWake
+	p.lookAt, p.raises = m.lastWake, 0
 	if p.exited || p.reaped || p.released {
 		return
 	}
