@@ -62,24 +62,42 @@ type ActivationOpts struct {
 	// sample, as a native client's does with its reply) or "each" (every
 	// step's sample at its instant, a dispatch each).
 	Samples string
+	RunOpts
+}
+
+// RunOpts is what every bench made of whole `tcs run`s takes besides its
+// workload (ActivationOpts, PursuitOpts, SoakOpts).
+type RunOpts struct {
 	// Src is the tcs source tree, where the controllers' sources are.
 	// Default: the first folder holding tcs's go.mod upward from the
 	// working directory, then from the tcs binary's folder.
 	Src string
-	// Results is the folder the JSON is written to; "-" writes none.
-	// Default Src/results/bench.
+	// Results is the folder the results are written to; for the JSON
+	// benches "-" writes none. Default Src/results/<the bench's folder>.
 	Results string
 	// Keep keeps the runs' folder even when every run succeeded (a failed
 	// run always keeps it).
 	Keep bool
 	// Wait is how long each run waits for another run holding the
-	// simulation CPU. Default 2 min.
+	// simulation CPU. Default 2 min (a soak's: 10 min).
 	Wait time.Duration
 	// SelfExe is the tcs binary that runs the scenarios (tcs run). Default
 	// os.Executable().
 	SelfExe string
 	// Progress receives a line as each run starts and ends. Default none.
 	Progress io.Writer
+}
+
+// withDefaults fills RunOpts' zero values (Src, Results and SelfExe
+// aside) with wait as Wait's default.
+func (o RunOpts) withDefaults(wait time.Duration) RunOpts {
+	if o.Wait <= 0 {
+		o.Wait = wait
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
 }
 
 // withDefaults fills ActivationOpts' zero values (Src and SelfExe aside).
@@ -105,12 +123,7 @@ func (o ActivationOpts) withDefaults() ActivationOpts {
 	if o.Samples == "" {
 		o.Samples = config.SamplesAtActivation.String()
 	}
-	if o.Wait <= 0 {
-		o.Wait = 2 * time.Minute
-	}
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
+	o.RunOpts = o.RunOpts.withDefaults(2 * time.Minute)
 	return o
 }
 
@@ -185,10 +198,9 @@ type ActivationCase struct {
 	HostOverrunS       float64 `json:"host_overrun_s,omitempty"`
 }
 
-// ActivationResult is what Activation measured, as written to its JSON
-// file.
-type ActivationResult struct {
-	Bench string `json:"bench"` // "activation"
+// ResultHead is what a bench's JSON result begins with.
+type ResultHead struct {
+	Bench string `json:"bench"`
 	// Date (YYYY-MM-DD) and Commit (the tcs binary's, from its build
 	// information, else the source tree's) name the JSON file.
 	Date     string `json:"date"`
@@ -196,6 +208,45 @@ type ActivationResult struct {
 	Modified bool   `json:"modified,omitempty"` // the binary was built from a modified tree
 	// Host describes the machine (CPUs, kernel).
 	Host string `json:"host"`
+}
+
+// newHead is the head of bench's result started at start, with the
+// commit of the tcs binary or of the source tree src.
+func newHead(bench, src string, start time.Time) ResultHead {
+	h := ResultHead{Bench: bench, Date: start.Format("2006-01-02"), Host: hostLine()}
+	h.Commit, h.Modified = commitOf(src)
+	return h
+}
+
+// file is the result's JSON file name: <bench>-<date>-<commit>.json, the
+// commit shortened to 7 hex digits ("unknown" when there is none).
+func (h ResultHead) file() string {
+	c := h.Commit
+	if len(c) > 7 {
+		c = c[:7]
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	return h.Bench + "-" + h.Date + "-" + c + ".json"
+}
+
+// write writes the result v, whose head h is, as indented JSON to
+// dir/h.file() (see writeNewFile) and returns the path; errors start
+// with "bench <h.Bench>".
+func (h ResultHead) write(dir string, v any) (string, error) {
+	what := "bench " + h.Bench
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("%s: encode the results: %w", what, err)
+	}
+	return writeNewFile(what, dir, h.file(), append(b, '\n'))
+}
+
+// ActivationResult is what Activation measured, as written to its JSON
+// file.
+type ActivationResult struct {
+	ResultHead // Bench "activation"
 
 	Mode       string   `json:"mode"` // consistent
 	PeriodS    float64  `json:"period_s"`
@@ -263,10 +314,9 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 		return nil, fmt.Errorf("bench activation: %w", err)
 	}
 
-	res := &ActivationResult{Bench: "activation", Date: start.Format("2006-01-02"), Mode: "consistent",
+	res := &ActivationResult{ResultHead: newHead("activation", o.Src, start), Mode: "consistent",
 		PeriodS: o.Period.Seconds(), QuantumS: o.Quantum.Seconds(), StepS: o.Step.Seconds(), Samples: o.Samples,
-		DurationS: o.Duration.Seconds(), Clients: o.Clients, Kinds: o.Kinds, Host: hostLine()}
-	res.Commit, res.Modified = commitOf(o.Src)
+		DurationS: o.Duration.Seconds(), Clients: o.Clients, Kinds: o.Kinds}
 
 	// Each kind's command line (built first: a build that fails fails
 	// every run of its kind, naming the folder).
@@ -306,7 +356,7 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 	if ctx.Err() != nil {
 		errs = append(errs, fmt.Errorf("bench activation: interrupted (%w): no JSON written", context.Cause(ctx)))
 	} else if o.Results != "-" {
-		path, err := writeActivationJSON(o.Results, res)
+		path, err := res.write(o.Results, res)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -340,36 +390,47 @@ func runCase(ctx context.Context, k *activationKind, n int, o ActivationOpts, ru
 		return c
 	}
 	c.RunDir = filepath.Join(runs, fmt.Sprintf("%s-%d", k.name, n))
-	fail := func(format string, args ...any) ActivationCase {
-		c.Status = CaseFailed
-		c.Reason = fmt.Sprintf(format, args...) + "; logs in " + c.RunDir
-		return c
-	}
-	if err := os.MkdirAll(c.RunDir, 0o755); err != nil {
-		return fail("%v", err)
-	}
 	master := ""
 	if k.ros == rosOne {
 		uri, err := masterURI()
 		if err != nil {
-			return fail("%v", err)
+			return failCase(c, "%v", err)
 		}
 		master = uri
 	}
 	sc := activationScenario(k, n, o, master)
-	scen := filepath.Join(c.RunDir, "scenario.yaml")
-	if err := os.WriteFile(scen, []byte(sc.yaml), 0o644); err != nil {
-		return fail("%v", err)
-	}
 	env := k.env
 	if k.ros == rosTwo {
 		// A DDS domain of the bench's own, off others' runs on the host.
 		env = append(append([]string(nil), env...), fmt.Sprintf("ROS_DOMAIN_ID=%d", 60+os.Getpid()%40),
 			"ROS_HOME="+filepath.Join(c.RunDir, "ros"), "ROS_LOG_DIR="+filepath.Join(c.RunDir, "ros", "log"))
 	}
-	fmt.Fprintf(o.Progress, "bench activation: %s × %d: tcs run %s (bounded to %v)\n", k.name, n, scen, sc.bound)
+	return runScenario(ctx, c, sc.yaml, env, o.RunOpts, sc.bound,
+		fmt.Sprintf("bench activation: %s × %d", k.name, n))
+}
+
+// failCase is c failed for the reason given, which names its folder.
+func failCase(c ActivationCase, format string, args ...any) ActivationCase {
+	c.Status = CaseFailed
+	c.Reason = fmt.Sprintf(format, args...) + "; logs in " + c.RunDir
+	return c
+}
+
+// runScenario writes yaml as c.RunDir/scenario.yaml, runs it with env
+// (runTCS, bounded to bound; label starts the progress line) and fills c
+// from its summary.json (caseOf). A run that fails, or ends other than
+// completed, is c failed, naming its folder and `tcs run`'s last error.
+func runScenario(ctx context.Context, c ActivationCase, yaml string, env []string, o RunOpts, bound time.Duration, label string) ActivationCase {
+	if err := os.MkdirAll(c.RunDir, 0o755); err != nil {
+		return failCase(c, "%v", err)
+	}
+	scen := filepath.Join(c.RunDir, "scenario.yaml")
+	if err := os.WriteFile(scen, []byte(yaml), 0o644); err != nil {
+		return failCase(c, "%v", err)
+	}
+	fmt.Fprintf(o.Progress, "%s: tcs run %s (bounded to %v)\n", label, scen, bound)
 	logPath := filepath.Join(c.RunDir, "bench.log")
-	runErr := runTCS(ctx, o.SelfExe, scen, c.RunDir, env, o.Wait, sc.bound, logPath)
+	runErr := runTCS(ctx, o.SelfExe, scen, c.RunDir, env, o.Wait, bound, logPath)
 	b, err := os.ReadFile(filepath.Join(c.RunDir, "summary.json"))
 	if err != nil {
 		if runErr == nil {
@@ -379,18 +440,18 @@ func runCase(ctx context.Context, k *activationKind, n int, o ActivationOpts, ru
 		if why == "" {
 			why = tailFile(logPath, 3)
 		}
-		return fail("tcs run: %v, no summary.json: %s", runErr, why)
+		return failCase(c, "tcs run: %v, no summary.json: %s", runErr, why)
 	}
 	var s report.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fail("summary.json: %v", err)
+		return failCase(c, "summary.json: %v", err)
 	}
 	c = caseOf(c, &s)
 	if s.Ended != report.EndCompleted {
-		return fail("the run ended %q%s", s.Ended, suffix(": ", runError(logPath)))
+		return failCase(c, "the run ended %q%s", s.Ended, suffix(": ", runError(logPath)))
 	}
 	if runErr != nil {
-		return fail("tcs run: %v%s", runErr, suffix(": ", runError(logPath)))
+		return failCase(c, "tcs run: %v%s", runErr, suffix(": ", runError(logPath)))
 	}
 	return c
 }
@@ -631,46 +692,6 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 
 // seconds prints s seconds as a Go duration.
 func seconds(s float64) time.Duration { return time.Duration(s * 1e9) }
-
-// activationFile is the JSON file's name: activation-<date>-<commit>.json.
-func activationFile(res *ActivationResult) string {
-	return resultFile("activation", res.Date, res.Commit)
-}
-
-// resultFile is a bench's JSON file's name: <bench>-<date>-<commit>.json,
-// the commit shortened to 7 hex digits ("unknown" when there is none).
-func resultFile(bench, date, commit string) string {
-	if len(commit) > 7 {
-		commit = commit[:7]
-	}
-	if commit == "" {
-		commit = "unknown"
-	}
-	return bench + "-" + date + "-" + commit + ".json"
-}
-
-// JSON is res as indented JSON with a final newline.
-func (res *ActivationResult) JSON() ([]byte, error) { return indentJSON("bench activation", res) }
-
-// indentJSON is v as indented JSON with a final newline; errors start
-// with what.
-func indentJSON(what string, v any) ([]byte, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("%s: encode the results: %w", what, err)
-	}
-	return append(b, '\n'), nil
-}
-
-// writeActivationJSON writes res to dir/activationFile(res) (see
-// writeNewFile) and returns the path.
-func writeActivationJSON(dir string, res *ActivationResult) (string, error) {
-	b, err := res.JSON()
-	if err != nil {
-		return "", err
-	}
-	return writeNewFile("bench activation", dir, activationFile(res), b)
-}
 
 // writeNewFile writes b to dir/name, or, when a bench of the same day and
 // commit wrote that already, to the same name with -2, -3, ... before its

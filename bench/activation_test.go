@@ -72,9 +72,9 @@ func TestCaseOf(t *testing.T) {
 // cannedResult has native C and rospy at 4 clients, rospy alone at 16
 // (C failed there) and rclpy skipped.
 func cannedResult() *ActivationResult {
-	res := &ActivationResult{Bench: "activation", Date: "2026-11-26", Commit: "0123456789abcdef", Mode: "consistent",
+	res := &ActivationResult{ResultHead: ResultHead{Bench: "activation", Date: "2026-11-26", Commit: "0123456789abcdef", Host: "2 online CPUs"}, Mode: "consistent",
 		PeriodS: 0.01, QuantumS: 0.001, StepS: 0.001, DurationS: 3, Clients: []int{4, 16},
-		Kinds: []string{KindC, KindRospy, KindRclpy}, Host: "2 online CPUs", WallS: 12.5}
+		Kinds: []string{KindC, KindRospy, KindRclpy}, WallS: 12.5}
 	res.Cases = []ActivationCase{
 		caseOf(ActivationCase{Kind: KindC, Clients: 4}, cannedSummary(4, 100, 0.0203, 0, 406)),
 		caseOf(ActivationCase{Kind: KindRospy, Clients: 4}, cannedSummary(4, 100, 0.0406, 0.0406, 812)),
@@ -154,14 +154,14 @@ func TestWriteActivationTable(t *testing.T) {
 // every case under summary.json-like names.
 func TestActivationJSON(t *testing.T) {
 	res := cannedResult()
-	if got := activationFile(res); got != "activation-2026-11-26-0123456.json" {
+	if got := res.file(); got != "activation-2026-11-26-0123456.json" {
 		t.Errorf("file name %q", got)
 	}
-	if got := activationFile(&ActivationResult{Date: "2026-11-26"}); got != "activation-2026-11-26-unknown.json" {
+	if got := (&ActivationResult{ResultHead: ResultHead{Bench: "activation", Date: "2026-11-26"}}).file(); got != "activation-2026-11-26-unknown.json" {
 		t.Errorf("file name without a commit: %q", got)
 	}
 	dir := filepath.Join(t.TempDir(), "results", "bench")
-	path, err := writeActivationJSON(dir, res)
+	path, err := res.write(dir, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestActivationJSON(t *testing.T) {
 		t.Errorf("written to %s", path)
 	}
 	// A second bench of the same day and commit keeps the first's file.
-	if again, err := writeActivationJSON(dir, res); err != nil || again != filepath.Join(dir, "activation-2026-11-26-0123456-2.json") {
+	if again, err := res.write(dir, res); err != nil || again != filepath.Join(dir, "activation-2026-11-26-0123456-2.json") {
 		t.Errorf("second result written to %s (%v), want the name with -2", again, err)
 	}
 	b, err := os.ReadFile(path)

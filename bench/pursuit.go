@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tcs-robotics/tcs/report"
 )
 
 // PursuitOpts configures Pursuit. Zero values take the documented
@@ -31,14 +28,8 @@ type PursuitOpts struct {
 	Step time.Duration
 	// Chunk is the CPU time the planner computes per plan. Default 1 s.
 	Chunk time.Duration
-	// Src, Results, Keep, Wait, SelfExe and Progress are as in
-	// ActivationOpts (Results: default Src/results/bench).
-	Src      string
-	Results  string
-	Keep     bool
-	Wait     time.Duration
-	SelfExe  string
-	Progress io.Writer
+	// RunOpts: Results defaults to Src/results/bench.
+	RunOpts
 }
 
 // withDefaults fills PursuitOpts' zero values (Src and SelfExe aside).
@@ -61,12 +52,7 @@ func (o PursuitOpts) withDefaults() PursuitOpts {
 	if o.Chunk <= 0 {
 		o.Chunk = time.Second
 	}
-	if o.Wait <= 0 {
-		o.Wait = 2 * time.Minute
-	}
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
+	o.RunOpts = o.RunOpts.withDefaults(2 * time.Minute)
 	return o
 }
 
@@ -82,16 +68,12 @@ const (
 // Each trial is an ActivationCase of kind "c" with 3 clients; its
 // activations are the two controllers'.
 type PursuitResult struct {
-	Bench    string  `json:"bench"` // "pursuit"
-	Date     string  `json:"date"`
-	Commit   string  `json:"commit"`
-	Modified bool    `json:"modified,omitempty"`
-	Host     string  `json:"host"`
-	Mode     string  `json:"mode"` // consistent
-	PeriodS  float64 `json:"period_s"`
-	QuantumS float64 `json:"quantum_s"`
-	StepS    float64 `json:"step_s"`
-	ChunkS   float64 `json:"chunk_s"`
+	ResultHead         // Bench "pursuit"
+	Mode       string  `json:"mode"` // consistent
+	PeriodS    float64 `json:"period_s"`
+	QuantumS   float64 `json:"quantum_s"`
+	StepS      float64 `json:"step_s"`
+	ChunkS     float64 `json:"chunk_s"`
 	// DurationS is each trial's virtual time.
 	DurationS float64 `json:"duration_s"`
 	// TargetUSPerActivation and TargetFraction are the targets; Met says
@@ -140,10 +122,9 @@ func Pursuit(ctx context.Context, w io.Writer, o PursuitOpts) (*PursuitResult, e
 	if err != nil {
 		return nil, fmt.Errorf("bench pursuit: %w", err)
 	}
-	res := &PursuitResult{Bench: "pursuit", Date: start.Format("2006-01-02"), Host: hostLine(), Mode: "consistent",
+	res := &PursuitResult{ResultHead: newHead("pursuit", o.Src, start), Mode: "consistent",
 		PeriodS: o.Period.Seconds(), QuantumS: o.Quantum.Seconds(), StepS: o.Step.Seconds(), ChunkS: o.Chunk.Seconds(),
 		DurationS: o.Duration.Seconds(), TargetUSPerActivation: PursuitTargetUSPerActivation, TargetFraction: PursuitTargetFraction}
-	res.Commit, res.Modified = commitOf(o.Src)
 
 	build := filepath.Join(runs, "build")
 	native := filepath.Join(o.Src, "coordinator", "native")
@@ -175,15 +156,10 @@ func Pursuit(ctx context.Context, w io.Writer, o PursuitOpts) (*PursuitResult, e
 	if ctx.Err() != nil {
 		errs = append(errs, fmt.Errorf("bench pursuit: interrupted (%w): no JSON written", context.Cause(ctx)))
 	} else if o.Results != "-" {
-		b, err := indentJSON("bench pursuit", res)
-		if err == nil {
-			var path string
-			if path, err = writeNewFile("bench pursuit", o.Results, resultFile("pursuit", res.Date, res.Commit), b); err == nil {
-				fmt.Fprintf(w, "json: %s\n", path)
-			}
-		}
-		if err != nil {
+		if path, err := res.write(o.Results, res); err != nil {
 			errs = append(errs, err)
+		} else {
+			fmt.Fprintf(w, "json: %s\n", path)
 		}
 	}
 	if len(failed) > 0 || o.Keep {
@@ -198,44 +174,17 @@ func Pursuit(ctx context.Context, w io.Writer, o PursuitOpts) (*PursuitResult, e
 	return res, errors.Join(errs...)
 }
 
-// pursuitTrial runs trial k in runs/trial-k and reads its summary.
+// pursuitTrial runs trial k in runs/trial-k and reads its summary; the
+// planner has no activations, so the per-activation figures are per
+// controller activation.
 func pursuitTrial(ctx context.Context, k int, pd, planner string, o PursuitOpts, runs string) ActivationCase {
 	c := ActivationCase{Kind: KindC, Clients: 3, RunDir: filepath.Join(runs, fmt.Sprintf("trial-%d", k))}
-	fail := func(format string, args ...any) ActivationCase {
-		c.Status = CaseFailed
-		c.Reason = fmt.Sprintf(format, args...) + "; logs in " + c.RunDir
-		return c
-	}
-	if err := os.MkdirAll(c.RunDir, 0o755); err != nil {
-		return fail("%v", err)
-	}
-	scen := filepath.Join(c.RunDir, "scenario.yaml")
-	if err := os.WriteFile(scen, []byte(pursuitScenario(pd, planner, o)), 0o644); err != nil {
-		return fail("%v", err)
-	}
-	wall := 30*time.Second + 20*o.Duration
-	fmt.Fprintf(o.Progress, "bench pursuit: trial %d: tcs run %s\n", k, scen)
-	logPath := filepath.Join(c.RunDir, "bench.log")
-	runErr := runTCS(ctx, o.SelfExe, scen, c.RunDir, os.Environ(), o.Wait, wall+2*time.Minute, logPath)
-	b, err := os.ReadFile(filepath.Join(c.RunDir, "summary.json"))
-	if err != nil {
-		return fail("tcs run: %v, no summary.json: %s", errors.Join(runErr, err), tailFile(logPath, 3))
-	}
-	var s report.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fail("summary.json: %v", err)
-	}
-	c = caseOf(c, &s)
-	// The planner has no activations: the per-activation figures are per
-	// controller activation, as caseOf sums them.
-	if s.Ended != report.EndCompleted {
-		return fail("the run ended %q%s", s.Ended, suffix(": ", runError(logPath)))
-	}
-	if runErr != nil {
-		return fail("tcs run: %v%s", runErr, suffix(": ", runError(logPath)))
-	}
-	return c
+	return runScenario(ctx, c, pursuitScenario(pd, planner, o), os.Environ(), o.RunOpts,
+		pursuitWall(o)+2*time.Minute, fmt.Sprintf("bench pursuit: trial %d", k))
 }
+
+// pursuitWall is the workload's wall limit: as tcs run's default.
+func pursuitWall(o PursuitOpts) time.Duration { return 30*time.Second + 20*o.Duration }
 
 // pursuitScenario is the workload's scenario (see Pursuit) with the
 // native C binaries pd and planner.
@@ -272,7 +221,7 @@ robots:
         api: native
         class: best-effort
         priority: 0
-`, o.Duration, o.Quantum, 30*time.Second+20*o.Duration, o.Step, q(pd), o.Period, q(pd), o.Period,
+`, o.Duration, o.Quantum, pursuitWall(o), o.Step, q(pd), o.Period, q(pd), o.Period,
 		q(planner), q(strconv.FormatFloat(o.Chunk.Seconds(), 'g', -1, 64)))
 }
 

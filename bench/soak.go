@@ -52,23 +52,11 @@ type SoakOpts struct {
 	// run's quantum (default 1 ms), Step the pendulum's step (default
 	// 5 ms: every ROS node is handed a JointState at each step).
 	Period, Quantum, Step time.Duration
-	// Src is the tcs source tree (the controllers' sources). Default: found
-	// upward from the working directory, then from the tcs binary.
-	Src string
-	// Results is the folder of the CSV, report and plot. Default
-	// Src/results/soak.
-	Results string
-	// Keep keeps the run's folder (its recording is about 3.5 GB per hour)
-	// after a soak that succeeded; a failed one keeps it anyway.
-	Keep bool
-	// Wait is how long the run waits for another run holding the
-	// simulation CPU. Default 10 min.
-	Wait time.Duration
-	// SelfExe is the tcs binary that runs the scenario. Default
-	// os.Executable().
-	SelfExe string
-	// Progress receives a line per sample. Default none.
-	Progress io.Writer
+	// RunOpts: Results is the folder of the CSV, report and plot (default
+	// Src/results/soak); Keep keeps the run's folder, whose recording is
+	// about 3.5 GB per hour; Wait's default is 10 min; Progress receives
+	// a line per sample.
+	RunOpts
 }
 
 func (o SoakOpts) withDefaults() SoakOpts {
@@ -94,12 +82,7 @@ func (o SoakOpts) withDefaults() SoakOpts {
 	if o.Step <= 0 {
 		o.Step = 5 * time.Millisecond
 	}
-	if o.Wait <= 0 {
-		o.Wait = 10 * time.Minute
-	}
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
+	o.RunOpts = o.RunOpts.withDefaults(10 * time.Minute)
 	return o
 }
 

@@ -75,13 +75,22 @@ func benchDecision(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// runFlags defines the flags of a bench made of whole `tcs run`s on fs:
+// -src, -results (described by results), -keep and -wait (default wait).
+func runFlags(fs *flag.FlagSet, o *bench.RunOpts, results string, wait time.Duration) {
+	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
+	fs.StringVar(&o.Results, "results", "", results)
+	fs.BoolVar(&o.Keep, "keep", false, "keep the runs' folder (a failed run keeps it anyway)")
+	fs.DurationVar(&o.Wait, "wait", wait, "wait this long for another run holding the simulation CPU")
+}
+
 // benchActivation runs `tcs bench activation`: the coordinator's CPU per
 // activation and per dispatch for every kind of client, at 4, 16 and 64
 // clients, on the pendulum.
 func benchActivation(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tcs bench activation", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := bench.ActivationOpts{Progress: stderr}
+	o := bench.ActivationOpts{RunOpts: bench.RunOpts{Progress: stderr}}
 	clients := fs.String("clients", "4,16,64", "client counts, comma-separated")
 	kinds := fs.String("kinds", strings.Join(bench.ActivationKinds, ","), "client kinds, comma-separated")
 	fs.DurationVar(&o.Duration, "duration", 3*time.Second, "virtual time of each run")
@@ -89,10 +98,7 @@ func benchActivation(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.Quantum, "quantum", time.Millisecond, "the runs' quantum q")
 	fs.DurationVar(&o.Step, "step", time.Millisecond, "the pendulum's step")
 	fs.StringVar(&o.Samples, "samples", "at_activation", "the ROS controllers' samples: at_activation (the newest with each activation, as native clients) or each (every step's)")
-	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
-	fs.StringVar(&o.Results, "results", "", `folder of the JSON results (default SRC/results/bench; "-": none)`)
-	fs.BoolVar(&o.Keep, "keep", false, "keep the runs' folder (a failed run keeps it anyway)")
-	fs.DurationVar(&o.Wait, "wait", 2*time.Minute, "wait this long for another run holding the simulation CPU")
+	runFlags(fs, &o.RunOpts, `folder of the JSON results (default SRC/results/bench; "-": none)`, 2*time.Minute)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -134,17 +140,14 @@ func benchActivation(args []string, stdout, stderr io.Writer) int {
 func benchPursuit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tcs bench pursuit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := bench.PursuitOpts{Progress: stderr}
+	o := bench.PursuitOpts{RunOpts: bench.RunOpts{Progress: stderr}}
 	fs.IntVar(&o.Trials, "trials", 2, "runs")
 	fs.DurationVar(&o.Duration, "duration", 20*time.Second, "virtual time of each run")
 	fs.DurationVar(&o.Period, "period", 10*time.Millisecond, "both controllers' period")
 	fs.DurationVar(&o.Quantum, "quantum", 10*time.Millisecond, "the runs' quantum q")
 	fs.DurationVar(&o.Step, "step", 10*time.Millisecond, "the world's step")
 	fs.DurationVar(&o.Chunk, "chunk", time.Second, "the planner's CPU time per plan")
-	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
-	fs.StringVar(&o.Results, "results", "", `folder of the JSON results (default SRC/results/bench; "-": none)`)
-	fs.BoolVar(&o.Keep, "keep", false, "keep the runs' folder (a failed run keeps it anyway)")
-	fs.DurationVar(&o.Wait, "wait", 2*time.Minute, "wait this long for another run holding the simulation CPU")
+	runFlags(fs, &o.RunOpts, `folder of the JSON results (default SRC/results/bench; "-": none)`, 2*time.Minute)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -171,7 +174,7 @@ func benchPursuit(args []string, stdout, stderr io.Writer) int {
 func benchSoak(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tcs bench soak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := bench.SoakOpts{Progress: stderr}
+	o := bench.SoakOpts{RunOpts: bench.RunOpts{Progress: stderr}}
 	fs.IntVar(&o.Minutes, "minutes", 60, "virtual minutes of the run (as many of wall time at max_rtf 1)")
 	fs.DurationVar(&o.Every, "every", time.Minute, "sampling period")
 	fs.IntVar(&o.Warmup, "warmup", 0, "samples left out of the fits (0: minutes/10; -1: none)")
@@ -179,10 +182,7 @@ func benchSoak(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.Period, "period", 10*time.Millisecond, "every controller's period")
 	fs.DurationVar(&o.Quantum, "quantum", time.Millisecond, "the run's quantum q")
 	fs.DurationVar(&o.Step, "step", 5*time.Millisecond, "the pendulum's step (a JointState to every ROS node per step)")
-	fs.StringVar(&o.Src, "src", "", "the tcs source tree (default: found upward from here, then from the tcs binary)")
-	fs.StringVar(&o.Results, "results", "", "folder of the CSV, report and plot (default SRC/results/soak)")
-	fs.BoolVar(&o.Keep, "keep", false, "keep the run's folder (a failed soak keeps it anyway)")
-	fs.DurationVar(&o.Wait, "wait", 10*time.Minute, "wait this long for another run holding the simulation CPU")
+	runFlags(fs, &o.RunOpts, "folder of the CSV, report and plot (default SRC/results/soak)", 10*time.Minute)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
