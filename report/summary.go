@@ -137,9 +137,10 @@ type Overhead struct {
 	// SimS is tcs's CPU on the simulation CPU: the dispatch thread (the
 	// world's steps left out) and the block detector.
 	SimS float64 `json:"sim_s"`
-	// OtherCPUS is the waker's CPU off the simulation CPU: spinning to
-	// the ends of a computing client's slices, ending them and going on
-	// from them.
+	// OtherCPUS is the waker's CPU off the simulation CPU spent spinning
+	// to the ends of parked slices and ending them, which it does only
+	// with a continuation (driver.Mechanism.SetContinue); tcs run gives
+	// it none, so it is 0 there and the waker's CPU is in ThreadsS.
 	OtherCPUS float64 `json:"other_cpu_s"`
 	// ThreadsS is the CPU of tcs's other threads, on any CPU: the ROS
 	// bridges' receive threads and the embedded master, the recorder,
