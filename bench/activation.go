@@ -135,9 +135,9 @@ const (
 )
 
 // ActivationCase is one run: one kind at one client count. Costs are the
-// coordinator's CPU in µs; "All" ones count the coordinator's CPU off the
-// simulation CPU too (summary.json's overhead.other_cpu_s: the waker),
-// the others only its CPU on the simulation CPU (overhead.coordinator_s).
+// coordinator's CPU in µs; "All" ones count all of tcs's CPU, on every
+// CPU (summary.json's overhead.coordinator_s), the others only its CPU on
+// the simulation CPU (overhead.sim_s).
 // Ratios are to native C at the same client count (0 when it has none).
 type ActivationCase struct {
 	Kind    string `json:"kind"`
@@ -159,11 +159,10 @@ type ActivationCase struct {
 	// messages written into their sockets).
 	Deliveries int64 `json:"deliveries,omitempty"`
 
-	// CoordinatorS, SimS, OtherCPUS, ThreadsS: summary.json's overhead
-	// (all of tcs's CPU, and its parts).
+	// CoordinatorS, SimS, ThreadsS: summary.json's overhead (all of
+	// tcs's CPU, and its parts).
 	CoordinatorS float64 `json:"coordinator_s"`
 	SimS         float64 `json:"sim_s"`
-	OtherCPUS    float64 `json:"other_cpu_s"`
 	ThreadsS     float64 `json:"threads_s"`
 	ClientsS     float64 `json:"clients_s"`
 	DynamicsS    float64 `json:"dynamics_s"`
@@ -186,7 +185,7 @@ type ActivationCase struct {
 
 	// OverheadFraction is summary.json's overhead.sim_fraction (the
 	// simulation CPU's share); OverheadFractionAll its overhead.fraction
-	// (all of tcs's CPU: other_cpu_s and threads_s counted).
+	// (all of tcs's CPU: threads_s counted).
 	OverheadFraction    float64 `json:"overhead_fraction"`
 	OverheadFractionAll float64 `json:"overhead_fraction_all"`
 
@@ -278,8 +277,8 @@ type ActivationResult struct {
 // o.Duration of virtual time. The ROS kinds get one JointState per world
 // step (o.Step), the native ones their observation with each activation:
 // that difference is part of what is measured. From each run's
-// summary.json it takes the coordinator's CPU on the simulation CPU
-// (overhead.coordinator_s) and off it (overhead.other_cpu_s), and divides
+// summary.json it takes tcs's CPU on the simulation CPU (overhead.sim_s)
+// and on every CPU (overhead.coordinator_s), and divides
 // by the clients' activations and by the dispatches.
 //
 // It writes a table to w and the same as JSON to
@@ -588,7 +587,7 @@ func caseOf(c ActivationCase, s *report.Summary) ActivationCase {
 	c.Ended = s.Ended
 	c.Dispatches = s.Dispatches
 	o := s.Overhead
-	c.CoordinatorS, c.SimS, c.OtherCPUS, c.ThreadsS = o.CoordinatorS, o.SimS, o.OtherCPUS, o.ThreadsS
+	c.CoordinatorS, c.SimS, c.ThreadsS = o.CoordinatorS, o.SimS, o.ThreadsS
 	c.ClientsS, c.DynamicsS = s.Overhead.ClientsS, s.Overhead.DynamicsS
 	c.VirtualS, c.WallS, c.RTF = s.VirtualS, s.WallS, s.RTF
 	c.DriftMaxS, c.DriftP99S = s.DriftMaxS, s.DriftP99S
@@ -655,7 +654,7 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 	fmt.Fprintf(w, "activation: coordinator CPU per activation and per dispatch; each client a PD controller at %g Hz "+
 		"on its own pendulum (one robot each), world step %v, q %v, %s mode, %v virtual per run; ROS samples: %s\n",
 		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS), res.Samples)
-	fmt.Fprintln(w, "  sim: overhead.sim_s (tcs on the simulation CPU); all: overhead.coordinator_s (tcs on every CPU: sim_s, the waker's other_cpu_s, threads_s)")
+	fmt.Fprintln(w, "  sim: overhead.sim_s (tcs on the simulation CPU); all: overhead.coordinator_s (tcs on every CPU: sim_s and threads_s)")
 	fmt.Fprintln(w, "  ×C: ratio to native C at the same client count; ovh: coordinator / (coordinator + clients + dynamics);")
 	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them)")
 	// Each cost group: sim ×C all ×C, 7+1+6+1+7+1+6 wide.

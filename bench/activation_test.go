@@ -15,12 +15,12 @@ import (
 )
 
 // cannedSummary is a run's summary.json with round figures: n clients of
-// act activations each, coordinator and other CPU in seconds (other: half
-// the waker's, half tcs's other threads').
+// act activations each, coordinator and other CPU in seconds (other: tcs's
+// other threads').
 func cannedSummary(n int, act int64, coord, other float64, dispatches int64) *report.Summary {
 	s := &report.Summary{Ended: report.EndCompleted, QuantumS: 0.001, VirtualS: 2, WallS: 4, RTF: 0.5,
 		DriftMaxS: 0.0012, DriftP99S: 0.0009, Dispatches: dispatches,
-		Overhead: report.Overhead{CoordinatorS: coord + other, SimS: coord, OtherCPUS: other / 2, ThreadsS: other / 2, ClientsS: 0.5, DynamicsS: 0.5}}
+		Overhead: report.Overhead{CoordinatorS: coord + other, SimS: coord, ThreadsS: other, ClientsS: 0.5, DynamicsS: 0.5}}
 	s.Overhead.SetFraction()
 	for i := range n {
 		s.Clients = append(s.Clients, report.ClientSummary{Activations: act + int64(i), DeadlineMisses: int64(i % 2),
@@ -177,7 +177,7 @@ func TestActivationJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{`"bench": "activation"`, `"coordinator_us_per_activation": 100`,
-		`"coordinator_all_us_per_activation": 200`, `"ratio_c_all_per_activation": 4`, `"other_cpu_s": 0.0203`, `"threads_s": 0.0203`,
+		`"coordinator_all_us_per_activation": 200`, `"ratio_c_all_per_activation": 4`, `"threads_s": 0.0406`,
 		`"ideal_rtf": 2`, `"status": "skipped"`, `"period_s": 0.01`} {
 		if !bytes.Contains(b, []byte(key)) {
 			t.Errorf("no %s in the JSON", key)

@@ -87,13 +87,6 @@ type Summary struct {
 	LateTakebackP50S float64 `json:"late_takeback_p50_s"`
 	LateTakebackP99S float64 `json:"late_takeback_p99_s"`
 	LateTakebackMaxS float64 `json:"late_takeback_max_s"`
-	// WakerHandback* are the p50, p99 and max of the wall time from the
-	// waker ending a slice it did not go on from to the dispatch loop
-	// taking the CPU back. The client runs on meanwhile; the CPU it uses is
-	// charged to its next slice. Absent when the waker ended no slice.
-	WakerHandbackP50S float64 `json:"waker_handback_p50_s,omitempty"`
-	WakerHandbackP99S float64 `json:"waker_handback_p99_s,omitempty"`
-	WakerHandbackMaxS float64 `json:"waker_handback_max_s,omitempty"`
 	// CoordinatorPerActivationUS is all of tcs's CPU
 	// (Overhead.CoordinatorS) per client activation, in microseconds.
 	CoordinatorPerActivationUS float64 `json:"coordinator_per_activation_us"`
@@ -124,8 +117,8 @@ type BodySummary struct {
 
 // Overhead is where the run's CPU went: tcs's, the clients', the world's.
 type Overhead struct {
-	// CoordinatorS is all of tcs's CPU, on every CPU: SimS + OtherCPUS +
-	// ThreadsS (0 for the parts a summary rebuilt from a recording lacks).
+	// CoordinatorS is all of tcs's CPU, on every CPU: SimS + ThreadsS (0
+	// for the parts a summary rebuilt from a recording lacks).
 	CoordinatorS float64 `json:"coordinator_s"`
 	ClientsS     float64 `json:"clients_s"`
 	DynamicsS    float64 `json:"dynamics_s"`
@@ -137,13 +130,8 @@ type Overhead struct {
 	// SimS is tcs's CPU on the simulation CPU: the dispatch thread (the
 	// world's steps left out) and the block detector.
 	SimS float64 `json:"sim_s"`
-	// OtherCPUS is the waker's CPU off the simulation CPU spent spinning
-	// to the ends of parked slices and ending them, which it does only
-	// with a continuation (driver.Mechanism.SetContinue); tcs run gives
-	// it none, so it is 0 there and the waker's CPU is in ThreadsS.
-	OtherCPUS float64 `json:"other_cpu_s"`
-	// ThreadsS is the CPU of tcs's other threads, on any CPU: the ROS
-	// bridges' receive threads and the embedded master, the recorder,
+	// ThreadsS is the CPU of tcs's other threads, on any CPU: the
+	// dispatch loop's waker, the ROS bridges' receive threads and the embedded master, the recorder,
 	// the Go runtime, a DDS library's threads. It takes nothing from the
 	// simulation CPU, but from the CPU the nodes' middleware and the host
 	// need.
@@ -278,8 +266,7 @@ func finite(x *float64) {
 func (s *Summary) sanitize() {
 	for _, x := range []*float64{&s.QuantumS, &s.VirtualS, &s.WallS, &s.RTF, &s.DriftMaxS, &s.DriftP99S,
 		&s.DriftFinalS, &s.LeakS, &s.Overhead.CoordinatorS, &s.Overhead.ClientsS, &s.Overhead.DynamicsS,
-		&s.Overhead.Fraction, &s.Overhead.SimFraction, &s.Overhead.SimS, &s.Overhead.OtherCPUS, &s.Overhead.ThreadsS, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
-		&s.WakerHandbackP50S, &s.WakerHandbackP99S, &s.WakerHandbackMaxS,
+		&s.Overhead.Fraction, &s.Overhead.SimFraction, &s.Overhead.SimS, &s.Overhead.ThreadsS, &s.LateTakebackP50S, &s.LateTakebackP99S, &s.LateTakebackMaxS,
 		&s.CoordinatorPerActivationUS, &s.WallCostPollingS} {
 		finite(x)
 	}

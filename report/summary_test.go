@@ -30,7 +30,7 @@ func sample() *Summary {
 		LeakS:                      0,
 		Dispatches:                 123456,
 		DynamicsSteps:              10000,
-		Overhead:                   Overhead{CoordinatorS: 0.166, SimS: 0.123, OtherCPUS: 0.002, ThreadsS: 0.041, ClientsS: 9.8, DynamicsS: 0.05},
+		Overhead:                   Overhead{CoordinatorS: 0.166, SimS: 0.123, ThreadsS: 0.043, ClientsS: 9.8, DynamicsS: 0.05},
 		LateTakebackP50S:           3.1e-6,
 		LateTakebackP99S:           12.5e-6,
 		LateTakebackMaxS:           0.0021,
@@ -60,7 +60,7 @@ var exitedAt = 9.986
 // The field names DESIGN §6 promises scripts and benchmarks.
 var designFields = []string{"mode", "quantum_s", "virtual_s", "wall_s", "rtf", "drift_max_s", "drift_p99_s",
 	"leak_s", "dispatches", "overhead", "clients"}
-var designOverhead = []string{"coordinator_s", "clients_s", "dynamics_s", "fraction", "sim_fraction", "sim_s", "other_cpu_s", "threads_s"}
+var designOverhead = []string{"coordinator_s", "clients_s", "dynamics_s", "fraction", "sim_fraction", "sim_s", "threads_s"}
 var designClient = []string{"name", "class", "period_s", "cpu_s", "progress_s", "activations", "deadline_misses",
 	"period_error", "period_jitter_p99", "activation_late_max_s", "exit_code"}
 
@@ -152,10 +152,10 @@ func TestOverheadFraction(t *testing.T) {
 	if o.Fraction != 0.25 || o.SimFraction != 0.25 {
 		t.Errorf("fraction %v, sim %v", o.Fraction, o.SimFraction)
 	}
-	// All of tcs's CPU (the waker's and the other threads' too) is in
-	// CoordinatorS and Fraction (DESIGN §6's formula); SimFraction is the
-	// simulation CPU's share.
-	o = Overhead{CoordinatorS: 2, SimS: 1, OtherCPUS: 0.5, ThreadsS: 0.5, ClientsS: 2, DynamicsS: 1}
+	// All of tcs's CPU (its other threads' too) is in CoordinatorS and
+	// Fraction (DESIGN §6's formula); SimFraction is the simulation CPU's
+	// share.
+	o = Overhead{CoordinatorS: 2, SimS: 1, ThreadsS: 1, ClientsS: 2, DynamicsS: 1}
 	o.SetFraction()
 	if o.Fraction != 0.4 || o.SimFraction != 0.25 {
 		t.Errorf("fraction %v, sim %v; want 0.4, 0.25", o.Fraction, o.SimFraction)

@@ -68,7 +68,7 @@ func Table(w io.Writer, s *Summary) error {
 	o := s.Overhead
 	split := ""
 	if o.SimS > 0 {
-		split = fmt.Sprintf(" (%s on the simulation CPU, waker %s, other threads %s)", secs(o.SimS), secs(o.OtherCPUS), secs(o.ThreadsS))
+		split = fmt.Sprintf(" (%s on the simulation CPU, other threads %s)", secs(o.SimS), secs(o.ThreadsS))
 	}
 	fmt.Fprintf(&b, "\noverhead: tcs %s%s, clients %s, dynamics %s: tcs %s of the total",
 		secs(o.CoordinatorS), split, secs(o.ClientsS), secs(o.DynamicsS), percent(o.Fraction))
@@ -80,10 +80,6 @@ func Table(w io.Writer, s *Summary) error {
 		fmt.Fprintf(&b, "timer takeback late p50 %s, p99 %s, max %s  tcs %.1f µs/activation  polling wall cost %s\n",
 			Span(s.LateTakebackP50S), Span(s.LateTakebackP99S), Span(s.LateTakebackMaxS),
 			s.CoordinatorPerActivationUS, secs(s.WallCostPollingS))
-	}
-	if s.WakerHandbackMaxS > 0 {
-		fmt.Fprintf(&b, "slices the waker ended: the loop took the CPU back p50 %s, p99 %s, max %s later (the client ran on; charged to its next slice)\n",
-			Span(s.WakerHandbackP50S), Span(s.WakerHandbackP99S), Span(s.WakerHandbackMaxS))
 	}
 	if s.HostOverrunS > 0 || s.HostStealS > 0 {
 		fmt.Fprintf(&b, "host: %s of client CPU past slices not charged (a slice ended over 200 µs late: the host held a CPU), %s stolen\n",

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tcs-robotics/tcs/coordinator/linux"
-	"github.com/tcs-robotics/tcs/report"
 )
 
 // ErrNoRT means this process may not use SCHED_FIFO (see linux.ErrNoRT).
@@ -88,14 +87,10 @@ type Wake struct {
 	CPU     int64 // CPU ns the dispatched client used during this Run, Extra included
 	Extra   int64 // of CPU: ns it used still raised after its previous Run, while the coordinator was away
 	From    int64 // the client's process CPU clock where CPU begins (its posts are stamped from it)
-	Late    int64 // ns from the slice's end to the coordinator running, or to the waker ending it (if Timer)
+	Late    int64 // ns from the slice's end to the coordinator running (if Timer)
 	Exited  *Proc // a child exited; call Reap for its exit code
-	// Done: the waker ended the dispatch's last slice and the function
-	// given to SetContinue charged it (and went on, perhaps through more
-	// slices of the same client): nothing is left for the caller to do.
-	Done bool
-	N    int // number of ready tagged fds
-	Tags [16]uint64
+	N       int   // number of ready tagged fds
+	Tags    [16]uint64
 }
 
 // Mechanism owns the Linux objects of one simulation CPU: the coordinator
@@ -149,25 +144,7 @@ type Mechanism struct {
 	noteBuf   [8]byte
 	wakeBuf   [8]byte
 	wakerStop atomic.Bool
-	parkEnd   atomic.Int64 // the parked goroutine's slice end (0: not parked)
-	// While the goroutine is parked the waker owns what follows (see
-	// park): parkStart is the parked client's CPU clock where its current
-	// slice began and parkExtra what its first slice charges beside
-	// (Wake.Extra); ended reports that the waker ended the slice, with
-	// endWake; cont goes on from there (SetContinue).
-	parkStart int64
-	parkExtra int64
-	ended     bool
-	endWake   Wake
-	endAt     int64            // when the waker ended it (CLOCK_MONOTONIC)
-	handback  report.Quantiles // from endAt to the goroutine running again
-	cont      func(w *Wake) int64
-	wclock    linux.Clock // the waker's
-	sleeps    [32]int64   // the waker's last oversleeps (see spinLead)
-	nsleeps   int
-	wakerNs   atomic.Int64  // the waker's CPU spinning to slices' ends, ending them and going on (ns)
-	ends      atomic.Int64  // parked slices the waker ended
-	continued atomic.Int64  // of those, how many went on in a new slice
+	parkEnd   atomic.Int64  // the parked goroutine's slice end (0: not parked)
 	wakerDone chan struct{} // closed when the waker has ended
 	endTS     unix.Timespec
 	endCPU    int64 // the dispatched client's CPU clock read at the last wake
@@ -421,17 +398,16 @@ func (m *Mechanism) RemoveFd(fd int) error { return m.ep.Del(fd) }
 // Run dispatches p: raise all its threads to ℓ1 (lower the previously
 // dispatched one to ℓ3), read its CPU clock, arm the timer for budget ns (0:
 // no timer), arm the detector, block in epoll_wait. It returns when anything
-// is ready, or when the waker has ended a parked slice of p (see park;
-// Wake.Done when the continuation charged it). It does not allocate.
+// is ready. It does not allocate.
 func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	var w Wake
 	// The goroutine must pass through the Go scheduler at least every
 	// 10 ms (see yieldEvery). A slice of at least yieldSlice ns, given to a
 	// client that computes (see Proc.computes), hides that yield: the
 	// goroutine parks after raising p, p computes meanwhile, and the
-	// waker ends the slice (see park). With a continuation every such
-	// slice parks; without, one once yieldHidden has passed since the
-	// last yield, or one in which a yield would fall due (a park costs
+	// waker hands the goroutine back before the slice's end (see park):
+	// one such slice once yieldHidden has passed since the last yield,
+	// or one in which a yield would fall due (a park costs
 	// the dispatch thread less than a Gosched, and the Gosched would come
 	// at the next dispatch of a client that blocks quickly, such as a
 	// controller under a busy planner). (A client that blocks within µs,
@@ -447,7 +423,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// overhead instead of 1.5 %.)
 	since := m.lastWake - m.lastYield
 	execing := p.execFd >= 0
-	hide := !execing && budget >= yieldSlice && p.computes && (m.cont != nil || since > yieldHidden || since+budget > yieldEvery)
+	hide := !execing && budget >= yieldSlice && p.computes && (since > yieldHidden || since+budget > yieldEvery)
 	must := !hide && since > yieldEvery
 	raise := p != m.cur || must || p.Requeue
 	if raise {
@@ -492,8 +468,8 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 			}
 		}
 	case hide:
-		// The waker ends a parked slice (see park); no timer may end it
-		// meanwhile (an expiry would hand the goroutine back early).
+		// No timer during the park: an expiry would hand the goroutine
+		// back at once. It is armed once the goroutine is back.
 		m.due = m.clock.Monotonic() + budget
 		if m.armed {
 			if err := m.disarm(); err != nil {
@@ -522,21 +498,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	gen := atomic.AddUint64(m.det.gen, 1)
 	m.endCPU = -1
 	if hide {
-		m.parkStart, m.parkExtra, m.ended = start, w.Extra, false
 		m.park(m.due)
-		if m.ended {
-			// The waker ended the slice and had it charged (Done). p
-			// ran on until now: its next Run charges that (Wake.Extra),
-			// and its kids' CPU.
-			p.extra += p.kidsCPU()
-			m.lastWake = m.clock.Monotonic()
-			m.handback.Add(m.lastWake - m.endAt)
-			return m.endWake, nil
-		}
-		// Handed back before the end (without a continuation), or for
-		// something ready, perhaps in a later slice the waker went on to:
-		// the timer ends that slice.
-		start, w.Extra = m.parkStart, m.parkExtra
+		// Handed back parkLead before the end, or for something ready:
+		// the timer ends the slice.
 		m.expiry = m.due
 		if err := m.timer.ArmAt(m.expiry); err != nil {
 			return w, err
@@ -725,29 +689,22 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // across CPUs; measured below), at least ~100 times a second.
 //
 // yieldHidden and yieldSlice: a yield is hidden in a slice of at least
-// yieldSlice (see Run, park); without a continuation, once yieldHidden has
-// passed since the last one. Measured here (November 2026, two-robots,
-// interleaved runs; tcs.log, "overhead": yields, yield_ns, parks, park_ns):
-// a park cost the dispatch thread 15-23 µs, a Gosched 32-40 µs plus the
-// detector spinning through the handoff; overhead 1.36-1.47 % with
-// Gosched alone, 0.96-1.16 % with parks that ended before the slice's
-// timer, 0.49-0.58 % with the waker ending parked slices and going on from
-// them (0.89-0.93 % for the previous way in the same minutes; the waker
-// then used 2.5-3.5 % of the other CPU, mostly spinning).
+// yieldSlice (see Run, park), once yieldHidden has passed since the last
+// one. Measured here (two-robots, interleaved runs; tcs.log, "overhead":
+// yields, yield_ns, parks, park_ns): a park cost the dispatch thread
+// 15-23 µs, a Gosched 32-40 µs plus the detector spinning through the
+// handoff; overhead 1.36-1.47 % with Gosched alone, 0.96-1.16 % with
+// parks.
 //
-// parkLead: without a continuation the waker hands the goroutine back
-// that long before a parked slice's end (it takes 50-200 µs to arrive;
-// 60 µs before got it there 40-200 µs after the end). spinMargin,
-// minSpin, maxSpin: see spinLead.
+// parkLead: the waker hands the goroutine back that long before a parked
+// slice's end (it takes 50-200 µs to arrive; 60 µs before got it there
+// 40-200 µs after the end).
 const (
 	rearmSlack  = 20_000
 	yieldEvery  = 8_000_000
 	yieldHidden = 4_000_000
 	yieldSlice  = 2_000_000
 	parkLead    = 300_000
-	spinMargin  = 30_000
-	minSpin     = 60_000
-	maxSpin     = 500_000
 )
 
 // yield passes the dispatch goroutine through the Go scheduler by
@@ -756,27 +713,18 @@ func (m *Mechanism) yield() { m.pass(0) }
 
 // park is the yield hidden in a slice (see Run): the goroutine parks on
 // parkCh with p raised and no timer armed, and the waker, a goroutine on
-// the other CPUs, owns the slice. It hands the goroutine back when
-// anything in the wait set is ready; Run's wait then goes on, with the
-// timer armed for the slice's end (end, CLOCK_MONOTONIC). Without a
-// continuation it also hands it back parkLead before end. With one
-// (SetContinue) it ends the slice itself at end: it reads p's clock,
-// has the slice charged and the coordination that follows done, and goes
-// on with p in a new slice as long as the policy dispatches p again
-// (endSlice). Only then is the goroutine handed back.
+// the other CPUs, hands it back parkLead before end (CLOCK_MONOTONIC), or
+// at once when anything in the wait set is ready; Run's wait then goes on,
+// with the timer armed for the slice's end. The yield thus costs the
+// dispatch thread its CPU while p computes, instead of a Gosched at the
+// next dispatch.
 //
-// Why: on this VM a wake-up by an interrupt (the timer's, or another
+// On this kind of VM a wake-up by an interrupt (the timer's, or another
 // CPU's) costs the woken thread 15-30 µs of its CPU, one by a client on
-// the same CPU (a pipe write) about 4 µs (measured November 2026 with
-// small C programs, a FIFO thread woken while a FIFO process computes on
-// its CPU: by a timerfd 12-28 µs of its CPU, by a futex from the other CPU
-// 22 µs, arriving 46-57 µs late (p50)). A computing client's slices
-// ended by the timer cost the dispatch thread a timer wake each; a park
-// cost another wake, across CPUs. Now a run of slices of one client costs
-// one wake across CPUs, at its end, and the slices between cost the
-// simulation CPU nothing: the world steps and the policy runs on the
-// other CPU while the client computes. (The client's clock is read from
-// there exactly: see linux.SetRR.)
+// the same CPU (a pipe write) about 4 µs (small C programs, a FIFO thread
+// woken while a FIFO process computes on its CPU: by a timerfd 12-28 µs
+// of its CPU, by a futex from the other CPU 22 µs, arriving 46-57 µs late
+// (p50)).
 func (m *Mechanism) park(end int64) { m.pass(end) }
 
 // pass is yield (end 0) or park (end > 0), counted with the dispatch
@@ -813,11 +761,8 @@ func (m *Mechanism) pass(end int64) {
 // waker runs on the other CPUs from New until Close. It waits for the
 // dispatch goroutine to park (noteFd: looking for a park at intervals
 // would cost the other CPU a timer wake-up every few hundred µs whether a
-// park came or not). Once the goroutine is parked it sleeps until
-// spinLead before the slice's end, watching the wait set, then spins to
-// the end (a sleep on an idle CPU of this VM returns 80-260 µs late, at
-// times milliseconds), ends the slice and goes on or hands the goroutine
-// back (see park).
+// park came or not), watches the wait set until parkLead before the
+// slice's end, and hands the goroutine back (see park).
 func (m *Mechanism) waker() {
 	defer close(m.wakerDone)
 	for {
@@ -829,14 +774,10 @@ func (m *Mechanism) waker() {
 			continue // a park already handed back
 		}
 		// Anything ready hands the goroutine back at once (an error, none
-		// is expected, too: the goroutine's own wait will see it).
-		if m.cont == nil {
-			// No continuation: hand back parkLead before the end; the
-			// goroutine's own wait, with the timer armed, ends the slice.
-			_, _ = m.ep.Watch(end - parkLead)
-		} else {
-			m.watchParked(end)
-		}
+		// is expected, too: the goroutine's own wait will see it); else
+		// parkLead before the end, and the goroutine's own wait, with the
+		// timer armed, ends the slice.
+		_, _ = m.ep.Watch(end - parkLead)
 		m.parkEnd.Store(0)
 		// end is published a few ns before the goroutine parks: offer the
 		// hand-back until it is taken (a blocking send would let the
@@ -855,119 +796,9 @@ func (m *Mechanism) waker() {
 	}
 }
 
-// watchParked watches the wait set until the parked slice's end (waker,
-// with a continuation): it sleeps until spinLead before, then spins; at
-// the end it ends the slice and goes on as long as endSlice does. It
-// returns when the goroutine must be handed back: something is ready, or
-// a slice ended and the continuation did not go on.
-func (m *Mechanism) watchParked(end int64) {
-	for {
-		lead := m.spinLead()
-		ready, err := m.ep.Watch(end - lead)
-		if !ready && err == nil {
-			m.overslept(linux.MonotonicNs() - (end - lead))
-		}
-		c0, _ := m.wclock.Ns(threadCPUClock)
-		for !ready && err == nil && linux.MonotonicNs() < end {
-			ready, err = m.ep.Watch(0)
-		}
-		goOn := !ready && err == nil && m.endSlice(end)
-		c1, _ := m.wclock.Ns(threadCPUClock)
-		m.wakerNs.Add(c1 - c0)
-		if !goOn {
-			return
-		}
-		end = m.due
-	}
-}
-
-// overslept keeps how late the waker's sleep before a slice's end
-// returned (ns), for spinLead.
-func (m *Mechanism) overslept(d int64) {
-	m.sleeps[m.nsleeps%len(m.sleeps)] = d
-	m.nsleeps++
-}
-
-// spinLead is how long before a parked slice's end the waker stops
-// sleeping and spins: the 90th percentile of how late its last sleeps
-// returned, plus spinMargin, within [minSpin, maxSpin] (maxSpin until it
-// knows).
-func (m *Mechanism) spinLead() int64 {
-	n := min(m.nsleeps, len(m.sleeps))
-	if n < len(m.sleeps) {
-		return maxSpin
-	}
-	var d [len(m.sleeps)]int64
-	copy(d[:], m.sleeps[:])
-	for i := 1; i < n; i++ {
-		for j := i; j > 0 && d[j] < d[j-1]; j-- {
-			d[j], d[j-1] = d[j-1], d[j]
-		}
-	}
-	return min(max(d[n*9/10]+spinMargin, minSpin), maxSpin)
-}
-
-// endSlice ends the parked slice that was due at end (waker, with a
-// continuation): it reads the client's CPU clock, has the slice charged
-// (SetContinue's function) and reports whether the same client goes on in
-// a new slice (its end is then m.due); if not, Run returns the slice's
-// Wake, Done (endWake).
-func (m *Mechanism) endSlice(end int64) bool {
-	p := m.cur
-	now := linux.MonotonicNs()
-	m.ends.Add(1)
-	// p runs on the simulation CPU: its clock, read from here, lags until
-	// the kernel brings its running thread's time up to date (SetRR).
-	p.setAwake(linux.SetRR, m.conf.Base-1)
-	cpu, err := m.wclock.Ns(p.clk)
-	p.setAwake(linux.SetFIFO, m.conf.Base-1)
-	if err != nil {
-		return false // gone: its exit shows on the pidfd
-	}
-	w := Wake{Timer: true, Late: max(now-end, 0), From: m.parkStart - m.parkExtra,
-		CPU: cpu - m.parkStart + m.parkExtra}
-	m.parkExtra = 0
-	p.seen, p.hasSeen, p.computes = cpu, true, true
-	w.Done = true
-	m.ended, m.endWake, m.endAt = true, w, now
-	budget := m.cont(&m.endWake)
-	if budget <= 0 {
-		return false
-	}
-	m.ended, m.endWake = false, Wake{}
-	m.parkStart, m.due = cpu, now+budget
-	m.continued.Add(1)
-	return true
-}
-
-// SetContinue lets the waker go on from the parked slices it ends (see
-// park): f charges the slice w, as the caller of Run would have, and does
-// what follows it up to the next dispatch; if that is another slice of
-// the same client, which stays raised, it returns its budget (ns), else 0
-// and the dispatch goroutine is handed back (its Run returns w, Done).
-// f runs on the waker's goroutine, on another CPU, while the dispatch
-// goroutine is parked: it may use anything the dispatch goroutine uses,
-// but no Mechanism method. Call SetContinue before the first Run.
-//
-// The runner does not use it: f would run the scheduling policy on a second
-// goroutine, and the policy has exactly one owner, the dispatch goroutine.
-func (m *Mechanism) SetContinue(f func(w *Wake) int64) { m.cont = f }
-
 // ThreadClock is the dispatch thread's CPU clock, readable from any
 // thread.
 func (m *Mechanism) ThreadClock() int32 { return linux.ThreadCPUClock(m.tid) }
-
-// WakerCPU is the CPU time (ns) the waker has used ending parked slices
-// and going on from them (on the other CPUs).
-func (m *Mechanism) WakerCPU() int64 { return m.wakerNs.Load() }
-
-// Handback is the distribution of how long a client whose slice the waker
-// ended ran on, before the dispatch goroutine was handed back (ns).
-func (m *Mechanism) Handback() *report.Quantiles { return &m.handback }
-
-// Ends returns how many parked slices the waker ended, and how many of
-// those went on in a new slice of the same client.
-func (m *Mechanism) Ends() (ended, continued int64) { return m.ends.Load(), m.continued.Load() }
 
 func (m *Mechanism) disarm() error {
 	m.armed = false
@@ -1244,16 +1075,6 @@ func closeWatch(w []threadWatch) {
 		if w[k].rt != nil {
 			w[k].rt.Close()
 			w[k].rt = nil
-		}
-	}
-}
-
-// setAwake calls set(tid, prio) on every thread of p that is not dormant,
-// ignoring errors (a thread gone shows when p is next raised).
-func (p *Proc) setAwake(set func(tid, prio int) error, prio int) {
-	for k, tid := range p.tids {
-		if !p.isDormant(k, tid) {
-			_ = set(tid, prio)
 		}
 	}
 }

@@ -660,7 +660,6 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		fmt.Fprintln(r.rc.Status)
 	}
 	yields, yieldNs, parks, parkNs := r.mech.Yields()
-	ends, continued := r.mech.Ends()
 	var posts int64
 	for _, c := range r.clients {
 		posts += c.posted
@@ -668,7 +667,6 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).Int64("threads_ns", r.threadsNs).
 		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
 		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
-		Int64("waker_ends", ends).Int64("waker_continued", continued).Int64("waker_ns", r.mech.WakerCPU()).
 		Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).
 		Int64("settles", r.settles).Int64("settle_ns", r.settleNs).Int64("settle_timeouts", r.settleTimeouts).
 		Int64("hold_scans", r.holdScans).Int64("hold_scan_ns", r.holdScanNs).Msg("overhead")
@@ -777,8 +775,8 @@ func (r *runner) coordinatorWith(det int64) int64 {
 const detectorEvery = 10
 
 // coordinatorSoFar is all of tcs's CPU since the loop began, for
-// progress reports (/tcs/run_status, /tcs/status): coordinatorNs, the
-// waker's and the other threads' (threadsSoFar), with the detector's and
+// progress reports (/tcs/run_status, /tcs/status): coordinatorNs and the
+// other threads' (threadsSoFar), with the detector's and
 // the other threads' parts read every detectorEvery calls: it lags by up
 // to that many reports.
 func (r *runner) coordinatorSoFar() int64 {
@@ -787,13 +785,12 @@ func (r *runner) coordinatorSoFar() int64 {
 		r.thrSoFar = r.threadsSoFar()
 	}
 	r.detCalls++
-	return r.coordinatorWith(r.detSoFar) + r.mech.WakerCPU() + r.thrSoFar
+	return r.coordinatorWith(r.detSoFar) + r.thrSoFar
 }
 
 // threadsSoFar is the CPU tcs's threads other than the dispatch thread
-// used since the loop began, less the waker's spins (Mechanism.WakerCPU,
-// reported apart): the ROS bridges' receive threads and the embedded
-// master, the recorder, the Go runtime, a DDS library's threads, on any
+// used since the loop began: the waker, the ROS bridges' receive threads
+// and the embedded master, the recorder, the Go runtime, a DDS library's threads, on any
 // CPU. Coordinating costs them too (DESIGN §6: every cost counted).
 func (r *runner) threadsSoFar() int64 {
 	proc, err := r.clk.Ns(r.procClk)
@@ -801,7 +798,7 @@ func (r *runner) threadsSoFar() int64 {
 		return 0
 	}
 	thread, _ := r.clk.Ns(r.threadClk)
-	return max(proc-r.loopProc0-(thread-r.loopCPU0)-r.mech.WakerCPU(), 0)
+	return max(proc-r.loopProc0-(thread-r.loopCPU0), 0)
 }
 
 // leak is the CPU client c used while it was not dispatched, given its
@@ -1767,11 +1764,6 @@ func (r *runner) summary() *report.Summary {
 	if played := s.WallS - s.PausedS; played > 0 {
 		s.RTF = s.VirtualS / played
 	}
-	if h := r.mech.Handback(); h.Count() > 0 {
-		s.WakerHandbackP50S = report.Seconds(h.Quantile(0.5))
-		s.WakerHandbackP99S = report.Seconds(h.Quantile(0.99))
-		s.WakerHandbackMaxS = report.Seconds(h.Max())
-	}
 	if r.late.Count() > 0 {
 		s.LateTakebackP50S = report.Seconds(r.late.Quantile(0.5))
 		s.LateTakebackP99S = report.Seconds(r.late.Quantile(0.99))
@@ -1851,11 +1843,10 @@ func (r *runner) summary() *report.Summary {
 	s.HostOverrunS = report.Seconds(r.hostOverrunNs)
 	s.SettleTimeouts = r.settleTimeouts
 	s.Overhead = report.Overhead{
-		CoordinatorS: report.Seconds(max(r.coordNs, 0) + r.mech.WakerCPU() + r.threadsNs),
+		CoordinatorS: report.Seconds(max(r.coordNs, 0) + r.threadsNs),
 		ClientsS:     report.Seconds(clientsNs),
 		DynamicsS:    report.Seconds(r.dynNs),
 		SimS:         report.Seconds(max(r.coordNs, 0)),
-		OtherCPUS:    report.Seconds(r.mech.WakerCPU()),
 		ThreadsS:     report.Seconds(r.threadsNs),
 	}
 	s.Overhead.SetFraction()

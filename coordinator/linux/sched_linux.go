@@ -23,13 +23,6 @@ type schedParam struct{ prio int32 }
 // SetFIFO sets thread tid (0: the calling thread) to SCHED_FIFO at prio.
 func SetFIFO(tid, prio int) error { return setScheduler(tid, SchedFIFO, prio) }
 
-// SetRR sets thread tid to SCHED_RR at prio. From SCHED_FIFO at the same
-// priority the thread keeps running, but the kernel brings its CPU time up
-// to date on the way: a read of its CPU clock from another CPU is then
-// exact, where otherwise it lags by up to a scheduler tick (the kernel
-// only updates a running thread's time on its own CPU).
-func SetRR(tid, prio int) error { return setScheduler(tid, SchedRR, prio) }
-
 // SetOther returns thread tid (0: the calling thread) to SCHED_OTHER.
 func SetOther(tid int) error { return setScheduler(tid, SchedOther, 0) }
 
