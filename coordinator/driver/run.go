@@ -274,6 +274,9 @@ type runner struct {
 	// what the client's threads wait on, and the wall time those reads
 	// took.
 	holdScans, holdScanNs int64
+	// stops counts the dispatches by why they ended (coordinator.Stop),
+	// for the log: what a client's activation costs in dispatches.
+	stops [5]int64
 }
 
 // recorder adapts the runner to coordinator.Recorder.
@@ -669,7 +672,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
 		Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).
 		Int64("settles", r.settles).Int64("settle_ns", r.settleNs).Int64("settle_timeouts", r.settleTimeouts).
-		Int64("hold_scans", r.holdScans).Int64("hold_scan_ns", r.holdScanNs).Msg("overhead")
+		Int64("hold_scans", r.holdScans).Int64("hold_scan_ns", r.holdScanNs).
+		Int64("stops_blocked", r.stops[coordinator.Blocked]).Int64("stops_preempted", r.stops[coordinator.Preempted]).
+		Int64("stops_request", r.stops[coordinator.Request]).Int64("stops_interrupted", r.stops[coordinator.Interrupted]).Msg("overhead")
 	if r.settleTimeouts > 0 {
 		r.log.Warn().Int64("settle_timeouts", r.settleTimeouts).Msg("the DDS bridge's receive threads did not hand on what was in their sockets within 1 s of a client's block: commands sent then were stamped late")
 	}
@@ -1186,6 +1191,7 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 	sl.Stop = why
 	ring.stop = why
 	r.pol.Ran(a.Client, sl)
+	r.stops[why]++
 	r.traceSlice(a, w.CPU, why) // trace (trace.go)
 	r.pubDispatches.Store(r.pol.Dispatches())
 	if req {
