@@ -30,7 +30,7 @@ type DispatchOpts struct {
 	CPU int
 	// Base is the SCHED_FIFO base priority. Default 80.
 	Base int
-	// SelfExe is the tcs binary (for `tcs __spawn` and `tcs __detector`).
+	// SelfExe is the tcs binary (for `tcs __spawn`).
 	// Default os.Executable().
 	SelfExe string
 	// Duration bounds each dispatch-cycle measurement. Default 1 s.

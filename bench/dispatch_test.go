@@ -15,8 +15,6 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "__spawn":
 			os.Exit(driver.SpawnMain(os.Args[2:]))
-		case "__detector":
-			os.Exit(driver.DetectorMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

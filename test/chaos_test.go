@@ -268,7 +268,7 @@ func (r *chaosRun) waitEvent(path, name string) (chaosEvent, bool) {
 // checkChaos checks what a run of scenario scen left in res (DESIGN §7),
 // and ends what it left alive: summary.json is complete and consistent
 // with the scenario, run.mcap is complete, reads to its end and agrees with
-// the summary, and no process of the run (tcs's clients and detector, the
+// the summary, and no process of the run (tcs's clients, the
 // processes the chaos client says it forked, any orphan of the run, any
 // process of the chaos or tcs binaries) is alive or has a task at a
 // real-time priority that rtBefore did not have.

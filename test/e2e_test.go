@@ -511,7 +511,7 @@ func startLong(t *testing.T) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 	deadline := time.Now().Add(11 * time.Minute)
 	for time.Now().Before(deadline) {
-		if pids := childPids(t, out); len(pids) >= 4 {
+		if pids := childPids(t, out); len(pids) >= 3 {
 			time.Sleep(500 * time.Millisecond)
 			return cmd, out, &buf
 		}
@@ -521,7 +521,7 @@ func startLong(t *testing.T) (*exec.Cmd, string, *bytes.Buffer) {
 	return nil, "", nil
 }
 
-// childPids reads the pids of the clients and the detector from tcs.log.
+// childPids reads the pids of the clients from tcs.log.
 func childPids(t *testing.T, out string) []int {
 	f, err := os.Open(filepath.Join(out, "tcs.log"))
 	if err != nil {
@@ -532,9 +532,8 @@ func childPids(t *testing.T, out string) []int {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var line struct {
-			Message     string `json:"message"`
-			Pid         int    `json:"pid"`
-			DetectorPid int    `json:"detector_pid"`
+			Message string `json:"message"`
+			Pid     int    `json:"pid"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil {
 			continue
@@ -542,8 +541,6 @@ func childPids(t *testing.T, out string) []int {
 		switch line.Message {
 		case "started":
 			pids = append(pids, line.Pid)
-		case "coordinator started":
-			pids = append(pids, line.DetectorPid)
 		}
 	}
 	return pids

@@ -217,14 +217,14 @@ func killPhases(t *testing.T) (phases, int) {
 
 // runLog is what a run's tcs.log says about how far it got.
 type runLog struct {
-	pids    []int // tcs, its clients, the detector
+	pids    []int // tcs, its clients
 	started int   // clients started
 	cpu     int   // the simulation CPU, -1 if not logged yet
 }
 
 // shutdown says whether the run's shutdown has begun: once its dispatch
-// loop ends, tcs ends and reaps the detector, then the clients (tcs.log
-// says so only later). It asks kill(pid, 0), which never waits: reading
+// loop ends, tcs ends the clients (tcs.log says so only later), so the
+// first client gone marks it. It asks kill(pid, 0), which never waits: reading
 // /proc/PID/stat of a process inside its exec can wait for the exec.
 func (e runLog) shutdown() bool {
 	if e.started < len(killClients) {
@@ -246,10 +246,9 @@ func readLog(out string) runLog {
 	}
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		var l struct {
-			Message     string `json:"message"`
-			Pid         int    `json:"pid"`
-			DetectorPid int    `json:"detector_pid"`
-			CPU         int    `json:"cpu"`
+			Message string `json:"message"`
+			Pid     int    `json:"pid"`
+			CPU     int    `json:"cpu"`
 		}
 		if json.Unmarshal(line, &l) != nil {
 			continue
@@ -257,7 +256,7 @@ func readLog(out string) runLog {
 		switch l.Message {
 		case "coordinator started":
 			// tcs first: shutdown looks at the others.
-			e.pids = append(e.pids, l.Pid, l.DetectorPid)
+			e.pids = append(e.pids, l.Pid)
 			e.cpu = l.CPU
 		case "started":
 			e.pids = append(e.pids, l.Pid)
@@ -520,10 +519,10 @@ func runKill(t *testing.T, k kill, cpu int, rtBefore map[task]string, tmpBefore 
 }
 
 // leftovers returns, after waiting up to 5 s for them to end, the live
-// processes tied to a killed run: pids (tcs, its clients and detector from
-// its tcs.log), any process running this test's tcs binary (the
-// trampoline, clients and detector are all exec'ed from it, so this also
-// finds one started after its pid was logged), and any process of this
+// processes tied to a killed run: pids (tcs and its clients from its
+// tcs.log), any process running this test's tcs binary (the trampoline and
+// clients are all exec'ed from it, so this also finds one started after
+// its pid was logged), and any process of this
 // test's own children other than tcs: the orphans of a killed tcs, which
 // this process (a child subreaper) inherits. It reaps those orphans.
 func leftovers(pids []int) []string {

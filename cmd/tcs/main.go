@@ -85,8 +85,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "__spawn":
 		return driver.SpawnMain(args[1:])
-	case "__detector":
-		return driver.DetectorMain(args[1:])
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
 	case "demo":

@@ -29,8 +29,8 @@
 //     blocks; Spawn gates that one thread at ℓ3 on the simulation CPU from
 //     outside and lets it go, so the exec runs at the client's first
 //     dispatch. The detector (detector.go) is a
-//     separate process at ℓ2: it runs exactly when the dispatched client
-//     blocked.
+//     thread of tcs at ℓ2, outside Go's scheduler while it spins: it runs
+//     exactly when the dispatched client blocked.
 //   - The watchdog (watchdog.go), a thread at SCHED_FIFO 99 on the other
 //     CPUs, ends a run whose virtual time stands still.
 //

@@ -20,9 +20,9 @@ var ErrNoRT = linux.ErrNoRT
 // ErrOneCPU means fewer than two CPUs are online (see linux.ErrOneCPU).
 var ErrOneCPU = linux.ErrOneCPU
 
-// ErrDetector means the block detector process died; the mechanism cannot
-// tell blocked clients from running ones any more.
-var ErrDetector = errors.New("block detector exited")
+// ErrDetector means the block detector ended; the mechanism cannot tell
+// blocked clients from running ones any more.
+var ErrDetector = errors.New("block detector ended")
 
 // Conf configures the mechanism. Zero values take the documented defaults.
 type Conf struct {
@@ -36,8 +36,8 @@ type Conf struct {
 	// LogDir receives per-client logs when a SpawnSpec gives no LogPath.
 	// Default os.TempDir().
 	LogDir string
-	// SelfExe is the tcs binary, which must dispatch `__spawn` to SpawnMain
-	// and `__detector` to DetectorMain. Default os.Executable().
+	// SelfExe is the tcs binary, which must dispatch `__spawn` to
+	// SpawnMain. Default os.Executable().
 	SelfExe string
 	// LockTimeout is how long New waits for another holder of the CPU lock.
 	// Default 0: fail at once, naming the holder's PID.
@@ -45,9 +45,6 @@ type Conf struct {
 	// KillGrace is how long Close waits after SIGTERM before SIGKILL.
 	// Default 2 s.
 	KillGrace time.Duration
-	// DetectorLog receives the block detector's stderr. Default: discarded
-	// unless LogDir is set explicitly, then LogDir/detector.log.
-	DetectorLog string
 	// User is whom spawned clients run as, and whether they keep root's
 	// privileges (see Spawn). Nil: as tcs itself, with its privileges.
 	User *ClientUser
@@ -246,7 +243,7 @@ func (p *Proc) Tids() []int { return append([]int(nil), p.tids...) }
 // will run the dispatch loop. It takes the CPU lock, moves every other
 // thread of this process off the simulation CPU, pins the calling thread to
 // it at SCHED_FIFO ℓ0, creates the epoll set, the timerfd and the block
-// detector process (ℓ2, pinned) and returns.
+// detector's thread (ℓ2, pinned) and returns.
 func New(conf Conf) (m *Mechanism, err error) {
 	online, err := linux.OnlineCPUs()
 	if err != nil {
@@ -261,7 +258,6 @@ func New(conf Conf) (m *Mechanism, err error) {
 	if conf.Base < 4 || conf.Base > 99 {
 		return nil, fmt.Errorf("mechanism: base priority %d out of range [4, 99]", conf.Base)
 	}
-	explicitLogDir := conf.LogDir != ""
 	if conf.LogDir == "" {
 		conf.LogDir = os.TempDir()
 	}
@@ -272,9 +268,6 @@ func New(conf Conf) (m *Mechanism, err error) {
 	}
 	if conf.KillGrace == 0 {
 		conf.KillGrace = 2 * time.Second
-	}
-	if conf.DetectorLog == "" && explicitLogDir {
-		conf.DetectorLog = conf.LogDir + "/detector.log"
 	}
 	if err := linux.RequireCPUs(conf.CPU); err != nil {
 		return nil, fmt.Errorf("mechanism: %w", err)

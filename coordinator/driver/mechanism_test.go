@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,15 +20,13 @@ import (
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
 
-// TestMain lets the test binary play `tcs`: the trampoline, the detector
-// and the helper processes some tests need.
+// TestMain lets the test binary play `tcs`: the trampoline and the helper
+// processes some tests need.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "__spawn":
 			os.Exit(SpawnMain(os.Args[2:]))
-		case "__detector":
-			os.Exit(DetectorMain(os.Args[2:]))
 		}
 	}
 	switch os.Getenv("TCS_TEST_HELPER") {
@@ -359,6 +358,64 @@ func TestRunDoesNotAllocate(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Errorf("Run allocates %v times per two dispatches", allocs)
+	}
+}
+
+// The detector is a thread of this process that Go's runtime sees in a
+// blocking system call while it spins: garbage collections (which stop
+// every goroutine that holds a P) go on beside it, and it keeps reporting
+// blocks, and keeping waiting clients off the CPU, meanwhile.
+func TestDetectorSpinsThroughGC(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	s := spawn(t, m, "sleeper", "sleep", "100")
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	runUntil(t, m, s, int64(50*time.Millisecond), func(w Wake) bool { return w.Blocked })
+	runUntil(t, m, busy, int64(200*time.Microsecond), func(w Wake) bool { return w.Timer })
+	var gcs atomic.Int64
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			runtime.GC()
+			gcs.Add(1)
+		}
+	}()
+	rounds := 0
+	for end := time.Now().Add(time.Second); time.Now().Before(end); rounds++ {
+		// Lowered first: a garbage collection may take this goroutine off
+		// its thread at any function call, and a client still raised
+		// after its Run runs meanwhile (charged as Wake.Extra). Lowered,
+		// it may not run at all.
+		if _, err := m.Poll(0); err != nil {
+			t.Fatal(err)
+		}
+		before := busy.CPU()
+		w, err := m.Run(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !w.Blocked {
+			t.Fatalf("round %d: the sleeper was not reported blocked: %+v", rounds, w)
+		}
+		if after := busy.CPU(); after != before {
+			t.Fatalf("round %d: the waiting client ran %d ns while the sleeper was dispatched", rounds, after-before)
+		}
+		if w, err = m.Run(busy, int64(200*time.Microsecond)); err != nil || !w.Timer {
+			t.Fatalf("round %d: busy client not preempted: %+v, %v", rounds, w, err)
+		}
+	}
+	close(stop)
+	<-ended
+	t.Logf("%d rounds, %d garbage collections beside the detector", rounds, gcs.Load())
+	if gcs.Load() < 5 {
+		t.Fatalf("%d garbage collections in 1 s: the runtime waits for the spinning detector", gcs.Load())
 	}
 }
 
@@ -712,7 +769,7 @@ func helperMech() int {
 		fmt.Println("error", err)
 		return 1
 	}
-	fmt.Println("pids", p.Pid, m.det.cmd.Process.Pid)
+	fmt.Println("pids", p.Pid)
 	for {
 		if _, err := m.Run(p, int64(time.Millisecond)); err != nil {
 			return 1

@@ -78,23 +78,22 @@ func closeStates(s []threadState) {
 	}
 }
 
-// DetectorPid is the block detector's process id (0 when it is not running).
-func (m *Mechanism) DetectorPid() int {
-	if m.det == nil || m.det.cmd == nil || m.det.cmd.Process == nil {
+// DetectorTid is the block detector's thread id (0 when it is not running).
+func (m *Mechanism) DetectorTid() int {
+	if m.det == nil {
 		return 0
 	}
-	return m.det.cmd.Process.Pid
+	return m.det.tid
 }
 
-// DetectorCPU is the CPU time (ns) the block detector's spinning thread
-// has used on the simulation CPU: it spins whenever nothing else there may
-// run, and that is coordination overhead. (Its process's other Go runtime
-// threads live on the other CPUs and are not counted.)
+// DetectorCPU is the CPU time (ns) the block detector's thread has used on
+// the simulation CPU: it spins whenever nothing else there may run, and
+// that is coordination overhead.
 func (m *Mechanism) DetectorCPU() int64 {
-	if m.det == nil || m.det.runtime == nil {
+	if m.det == nil || m.det.tid == 0 {
 		return 0
 	}
-	ns, err := m.det.runtime.Ns()
+	ns, err := m.det.clock.Ns(m.det.clk)
 	if err != nil {
 		return 0
 	}

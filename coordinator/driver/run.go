@@ -498,8 +498,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	mech, err := New(Conf{
 		CPU: sc.CPU, Base: sc.BasePriority, LogDir: filepath.Join(r.rc.OutDir, "logs"),
 		SelfExe: r.rc.SelfExe, LockTimeout: r.rc.LockTimeout,
-		DetectorLog: filepath.Join(r.rc.OutDir, "logs", "detector.log"),
-		User:        &user,
+		User: &user,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the coordinator: %w", err)
@@ -519,7 +518,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		defer r.scanner.Close()
 	}
 	r.hwid = "tcs cpu" + strconv.Itoa(mech.CPU())
-	r.log.Info().Int("pid", os.Getpid()).Int("detector_pid", mech.DetectorPid()).Int("cpu", mech.CPU()).
+	r.log.Info().Int("pid", os.Getpid()).Int("detector_tid", mech.DetectorTid()).Int("cpu", mech.CPU()).
 		Int("base_priority", mech.Base()).Msg("coordinator started")
 	defer func() {
 		if cerr := mech.Close(); cerr != nil && err == nil {
@@ -793,9 +792,10 @@ func (r *runner) coordinatorSoFar() int64 {
 	return r.coordinatorWith(r.detSoFar) + r.thrSoFar
 }
 
-// threadsSoFar is the CPU tcs's threads other than the dispatch thread
-// used since the loop began: the waker, the ROS bridges' receive threads
-// and the embedded master, the recorder, the Go runtime, a DDS library's threads, on any
+// threadsSoFar is the CPU tcs's threads other than the dispatch thread and
+// the block detector's (both counted on the simulation CPU) used since the
+// loop began: the waker, the ROS bridges' receive threads and the embedded
+// master, the recorder, the Go runtime, a DDS library's threads, on any
 // CPU. Coordinating costs them too (DESIGN §6: every cost counted).
 func (r *runner) threadsSoFar() int64 {
 	proc, err := r.clk.Ns(r.procClk)
@@ -803,7 +803,8 @@ func (r *runner) threadsSoFar() int64 {
 		return 0
 	}
 	thread, _ := r.clk.Ns(r.threadClk)
-	return max(proc-r.loopProc0-(thread-r.loopCPU0), 0)
+	det := r.mech.DetectorCPU() - r.loopDet0
+	return max(proc-r.loopProc0-(thread-r.loopCPU0)-det, 0)
 }
 
 // leak is the CPU client c used while it was not dispatched, given its

@@ -20,11 +20,10 @@ import (
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
 
-// The trampoline and the detector want their main goroutine on the main
-// thread (tid == pid), which only an init function can guarantee without
-// the help of cmd/tcs.
+// The trampoline wants its main goroutine on the main thread (tid == pid),
+// which only an init function can guarantee without the help of cmd/tcs.
 func init() {
-	if len(os.Args) > 1 && (os.Args[1] == "__spawn" || os.Args[1] == "__detector") {
+	if len(os.Args) > 1 && os.Args[1] == "__spawn" {
 		runtime.LockOSThread()
 	}
 }

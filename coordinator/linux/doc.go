@@ -1,8 +1,10 @@
 // Package linux holds every raw system call tcs makes: scheduling policy and
 // CPU affinity per thread, process CPU clocks, timerfd, epoll, eventfd,
 // pipes, pidfds, memfd, futexes, PR_SET_PDEATHSIG, /proc readers, the
-// per-CPU lock file, the credentials and limits a client starts with and
-// the run's cgroups (a cpuset and a cgroup v2 to kill).
+// per-CPU lock file, the credentials and limits a client starts with, the
+// run's cgroups (a cpuset and a cgroup v2 to kill) and the block
+// detector's spin loop (Spin), the one place that steps outside Go's
+// scheduler (through the runtime's entersyscallblock).
 //
 // Errors name the system call (an *os.SyscallError, or a wrapped error whose
 // text starts with the call's name) and calls that can be interrupted are
