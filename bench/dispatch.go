@@ -137,7 +137,7 @@ func RunDispatch(w io.Writer, opts DispatchOpts) (*DispatchResult, error) {
 	if err := os.WriteFile(src, dispatchC, 0o644); err != nil {
 		return nil, fmt.Errorf("bench dispatch: %w", err)
 	}
-	if out, err := exec.Command(opts.CC, "-O2", "-o", cbin, src).CombinedOutput(); err != nil {
+	if out, err := exec.Command(opts.CC, "-O2", "-pthread", "-o", cbin, src).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("bench dispatch: compile the C cycle with %s: %w\n%s", opts.CC, err, out)
 	}
 

@@ -1,11 +1,13 @@
 // The dispatch cycle of coordinator/driver's Mechanism.Run, in C, for
-// `tcs bench dispatch`: same priorities, pinning, spinning block detector,
-// eventfd and epoll; the same system calls per cycle.
+// `tcs bench dispatch`: same priorities, pinning, spinning block detector
+// (a thread of this process, as tcs's is), eventfd and epoll; the same
+// system calls per cycle.
 //
 // usage: dispatch CPU OTHERCPU BASE NCLIENTS DURATION_MS
 // prints: clients=N n=SAMPLES med=NS p99=NS max=NS
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -53,6 +55,26 @@ static void setprio(pid_t tid, int prio) {
 	}
 }
 
+// The block detector's loop: spin on the generation, report each new one
+// through the eventfd; end when told to.
+static struct shm *dshm;
+static int defd;
+static atomic_int dquit;
+
+static void *detect(void *arg) {
+	(void)arg;
+	uint64_t last = 0, one = 1; // gen was 0 when it was created
+	while (!atomic_load(&dquit)) {
+		uint64_t g = atomic_load_explicit(&dshm->gen, memory_order_acquire);
+		if (g != last) {
+			last = g;
+			atomic_store(&dshm->ack, g);
+			if (write(defd, &one, 8) < 0) exit(1);
+		}
+	}
+	return NULL;
+}
+
 static int cmp(const void *a, const void *b) {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
@@ -98,21 +120,20 @@ int main(int argc, char **argv) {
 	(void)other;
 
 	pid_t parent = getpid();
-	pid_t det = fork();
-	if (det == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent) _exit(0);
-		uint64_t last = 0, one = 1; // gen was 0 at fork
-		for (;;) {
-			uint64_t g = atomic_load_explicit(&shm->gen, memory_order_acquire);
-			if (g != last) {
-				last = g;
-				atomic_store(&shm->ack, g);
-				if (write(efd, &one, 8) < 0) _exit(1);
-			}
-		}
+	// The detector thread inherits this thread's CPU and priority; it
+	// runs only once lowered to base - 2 and this thread waits.
+	dshm = shm;
+	defd = efd;
+	pthread_t det;
+	if (pthread_create(&det, NULL, detect, NULL) != 0) {
+		perror("pthread_create");
+		return 1;
 	}
-	setprio(det, base - 2);
+	struct sched_param dsp = {.sched_priority = base - 2};
+	if (pthread_setschedparam(det, SCHED_FIFO, &dsp) != 0) {
+		perror("pthread_setschedparam");
+		return 1;
+	}
 
 	pid_t pids[MAXC];
 	int taskfd[MAXC];
@@ -180,11 +201,11 @@ int main(int argc, char **argv) {
 		if (i >= warm && count < MAXS) samples[count++] = t1 - t0;
 		if (t1 - start > dur || count >= MAXS) break;
 	}
-	kill(det, SIGKILL);
 	for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
+	atomic_store(&dquit, 1);
+	pthread_join(det, NULL); // it runs, and ends, while this thread waits
 	sp.sched_priority = 0;
 	sched_setscheduler(0, SCHED_OTHER, &sp);
-	waitpid(det, NULL, 0);
 	for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
 	qsort(samples, count, sizeof samples[0], cmp);
 	if (count == 0) return 1;
