@@ -32,7 +32,7 @@ import (
 // A thread, not a process: the switch from the detector to the
 // coordinator that its write wakes then stays inside one address space,
 // which on a paravirtualised guest saves the hypervisor's part of an
-// address-space switch at every block (see Spin's caller, startDetector).
+// address-space switch at every block.
 // While it spins, Go's runtime sees its goroutine in a blocking system
 // call, so neither sysmon nor the garbage collector ever waits for it.
 //
@@ -146,9 +146,10 @@ func (d *detector) run(cpu, prio int, started chan<- error, tid chan<- int) {
 	if e := linux.Spin(&d.words, d.efd); e != 0 {
 		err = fmt.Errorf("block detector: %w", e)
 	}
-	d.done <- err
+	// endFd first: stop closes it once done has been received.
 	var one [8]byte
 	_ = linux.WriteU64(d.endFd, &one, 1)
+	d.done <- err
 }
 
 // stop ends the detector's goroutine (its thread with it) and frees its
