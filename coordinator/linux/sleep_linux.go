@@ -423,7 +423,8 @@ func (s *SleepScanner) Shortest(pid int, tids []int) (remaining int64, ok bool, 
 // error wraps ErrGone and the scanner forgets pid.
 //
 // After the first call for a process, Scan does not allocate unless the
-// process has more threads than it ever had; it makes one pread per thread,
+// process has more threads than it ever had; it makes one pread of each
+// thread's stat file and, when none is in state D, one of each syscall file,
 // plus one process_vm_readv per thread whose timeout is in memory and one
 // clock read per clock a deadline is on. Both are raw system calls (the
 // goroutine keeps its P). A pread usually takes a few µs, but can take up to
@@ -451,9 +452,31 @@ func (s *SleepScanner) Scan(pid int, tids []int) (SleepScan, error) {
 	}
 	p.scan++
 	s.now = [4]int64{}
+	// Threads in state D first, from their stat files: a syscall file
+	// takes the process's exec lock (the kernel's lock_trace), which an
+	// exec holds while it waits (for the process's other threads to die,
+	// for I/O). Were that wait for something that cannot run while this
+	// thread is blocked (a thread or kernel worker below the spinning
+	// detector), the read would never return. A thread in D already says
+	// that the process waits on the host: then no syscall file is read.
 	for _, tid := range tids {
 		th := p.thread(tid)
 		th.scan = p.scan
+		if state, ok := s.state(pid, th); ok {
+			r.Threads++
+			if state == 'D' {
+				r.Host++
+			}
+		}
+	}
+	if r.Host > 0 {
+		r.Running, r.Timed, r.Blocked = 0, 0, r.Threads-r.Host
+		p.prune()
+		return r, nil
+	}
+	r = SleepScan{}
+	for _, tid := range tids {
+		th := p.thread(tid)
 		if err := s.scanThread(pid, th, &r); err != nil {
 			return r, fmt.Errorf("sleep scan of %d: %w", pid, err)
 		}
@@ -504,25 +527,29 @@ func (s *SleepScanner) scanThread(pid int, th *sleepThread, r *SleepScan) error 
 // Host when its state is D, else Blocked. A thread whose stat file cannot
 // be read counts as Blocked.
 func (s *SleepScanner) countBlocked(pid int, th *sleepThread, r *SleepScan) {
+	if state, ok := s.state(pid, th); ok && state == 'D' {
+		r.Host++
+		return
+	}
+	r.Blocked++
+}
+
+// state reads the thread's state from its stat file, kept open; ok is
+// false when the file cannot be read.
+func (s *SleepScanner) state(pid int, th *sleepThread) (state byte, ok bool) {
 	if th.stat < 0 {
 		fd, errno := s.openFile(pid, th.tid, "/stat\x00")
 		if errno != 0 {
-			r.Blocked++
-			return
+			return 0, false
 		}
 		th.stat = fd
 	}
 	n, errno := s.pread(th.stat)
 	if errno != 0 {
 		_ = closeFd("stat file", &th.stat)
-		r.Blocked++
-		return
+		return 0, false
 	}
-	if StatState(s.line[:n]) == 'D' {
-		r.Host++
-		return
-	}
-	r.Blocked++
+	return StatState(s.line[:n]), true
 }
 
 // readSyscall reads and parses the thread's syscall file; ok is false when
