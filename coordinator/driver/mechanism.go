@@ -708,9 +708,8 @@ func (m *Mechanism) yield() { m.pass(0) }
 // parkCh with p raised and no timer armed, and the waker, a goroutine on
 // the other CPUs, hands it back parkLead before end (CLOCK_MONOTONIC), or
 // at once when anything in the wait set is ready; Run's wait then goes on,
-// with the timer armed for the slice's end. The yield thus costs the
-// dispatch thread its CPU while p computes, instead of a Gosched at the
-// next dispatch.
+// with the timer armed for the slice's end. The yield thus happens while
+// p computes, instead of as a Gosched at the next dispatch.
 //
 // On this kind of VM a wake-up by an interrupt (the timer's, or another
 // CPU's) costs the woken thread 15-30 µs of its CPU, one by a client on
