@@ -196,8 +196,10 @@ func TestPendulum(t *testing.T) {
 	if pd.PeriodError > 0.001 {
 		t.Errorf("period_error = %g > 0.001", pd.PeriodError)
 	}
-	if pd.DeadlineMisses != 0 {
-		t.Errorf("deadline_misses = %d", pd.DeadlineMisses)
+	// A miss after a dispatch the host delayed by over 200 µs is the
+	// host's (deadline_misses_host), as in the other acceptance runs.
+	if own := pd.DeadlineMisses - pd.DeadlineMissesHost; own != 0 {
+		t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of its own", pd.DeadlineMisses, pd.DeadlineMissesHost)
 	}
 	if lim := s.QuantumS + 0.0002; s.DriftP99S > lim {
 		t.Errorf("drift_p99_s = %g > quantum + 0.2 ms = %g", s.DriftP99S, lim)
