@@ -334,12 +334,20 @@ func TestParkedSliceEndsOnTime(t *testing.T) {
 	}
 }
 
+// sleeperAndBusy starts a client that blocks at once and one that computes
+// without end, and dispatches the first until it is seen blocked.
+func sleeperAndBusy(t *testing.T, m *Mechanism) (sleeper, busy *Proc) {
+	t.Helper()
+	sleeper = spawn(t, m, "sleeper", "sleep", "100")
+	busy = spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	runUntil(t, m, sleeper, int64(50*time.Millisecond), func(w Wake) bool { return w.Blocked })
+	return sleeper, busy
+}
+
 func TestRunDoesNotAllocate(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	s := spawn(t, m, "sleeper", "sleep", "100")
-	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
-	runUntil(t, m, s, int64(50*time.Millisecond), func(w Wake) bool { return w.Blocked })
+	s, busy := sleeperAndBusy(t, m)
 	var err error
 	allocs := testing.AllocsPerRun(200, func() {
 		var w Wake
@@ -368,9 +376,7 @@ func TestRunDoesNotAllocate(t *testing.T) {
 func TestDetectorSpinsThroughGC(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
-	s := spawn(t, m, "sleeper", "sleep", "100")
-	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
-	runUntil(t, m, s, int64(50*time.Millisecond), func(w Wake) bool { return w.Blocked })
+	s, busy := sleeperAndBusy(t, m)
 	runUntil(t, m, busy, int64(200*time.Microsecond), func(w Wake) bool { return w.Timer })
 	var gcs atomic.Int64
 	stop := make(chan struct{})

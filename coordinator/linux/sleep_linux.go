@@ -470,7 +470,7 @@ func (s *SleepScanner) Scan(pid int, tids []int) (SleepScan, error) {
 		}
 	}
 	if r.Host > 0 {
-		r.Running, r.Timed, r.Blocked = 0, 0, r.Threads-r.Host
+		r.Blocked = r.Threads - r.Host
 		p.prune()
 		return r, nil
 	}
