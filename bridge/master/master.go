@@ -171,24 +171,40 @@ func (m *Master) WatchUnsubscribes(f func(topic, callerID string)) {
 	m.state.unsub = f
 }
 
-// Busy reports whether the master has a call to answer: a connection
-// waiting to be accepted, one whose request is being read or answered, or
-// one accepted in the last freshGrace whose request has not begun yet (a
-// connection that stays silent longer, its node gated before it wrote,
-// does not count). A node blocked in a call to this master waits for tcs,
-// not for time: the coordinator lets the master answer before the world
-// moves on. It does not wait and does not allocate; unlike the other
+// Busy reports whether the master has a call to answer: one whose request
+// is being read or answered, one accepted in the last freshGrace whose
+// request has not begun yet (a connection that stays silent longer, its
+// node gated before it wrote, does not count) and, with look, a connection
+// waiting to be accepted. A node blocked in a call to this master waits
+// for tcs, not for time: the coordinator lets the master answer before
+// the world moves on. Looking at the listener is a system call; a caller
+// that learns of each arriving connection from ListenerFd looks only after
+// one arrived. It does not wait and does not allocate; unlike the other
 // methods it must be called from one goroutine at a time.
-func (m *Master) Busy() bool {
+func (m *Master) Busy(look bool) bool {
 	if m.active.Load() > 0 || m.freshBusy() {
 		return true
 	}
-	if m.lnRaw == nil {
+	if !look || m.lnRaw == nil {
 		return false
 	}
 	_ = m.lnRaw.Control(m.peek)
 	// Looked at again: a connection accepted meanwhile has left the queue.
 	return m.pending || m.active.Load() > 0 || m.freshBusy()
+}
+
+// ListenerFd returns the descriptor of the master's listening socket, -1
+// if it has none. A caller may wait on it, edge-triggered, to learn that a
+// connection arrived; it must not read it or close it.
+func (m *Master) ListenerFd() int {
+	if m.lnRaw == nil {
+		return -1
+	}
+	fd := -1
+	if err := m.lnRaw.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return -1
+	}
+	return fd
 }
 
 // peekListener notes whether the listener fd has a connection waiting

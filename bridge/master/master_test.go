@@ -295,10 +295,10 @@ func TestBusyIdleNoAlloc(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.Busy() {
+	if m.Busy(true) {
 		t.Fatal("an idle master is busy")
 	}
-	if n := testing.AllocsPerRun(100, func() { m.Busy() }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { m.Busy(true) }); n != 0 {
 		t.Errorf("Busy allocates %.0f times per call", n)
 	}
 }

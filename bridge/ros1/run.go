@@ -101,8 +101,18 @@ func (b *Bridge) PublishStatus(st *simcontrol.Status) {
 }
 
 // MasterBusy reports whether the embedded master has a call to answer
-// (master.Master.Busy); false with a master tcs did not start.
-func (b *Bridge) MasterBusy() bool { return b.Master != nil && b.Master.Busy() }
+// (master.Master.Busy, look: also a connection not accepted yet); false
+// with a master tcs did not start.
+func (b *Bridge) MasterBusy(look bool) bool { return b.Master != nil && b.Master.Busy(look) }
+
+// MasterFd returns the embedded master's listening socket
+// (master.Master.ListenerFd), -1 with a master tcs did not start.
+func (b *Bridge) MasterFd() int {
+	if b.Master == nil {
+		return -1
+	}
+	return b.Master.ListenerFd()
+}
 
 // Close ends the gate, the node and the embedded master.
 func (b *Bridge) Close() error {

@@ -385,6 +385,16 @@ func (m *Mechanism) AddFd(fd int, tag uint64) error {
 	return m.ep.Add(fd, tag)
 }
 
+// AddFdEdge registers fd in the wait set under tag, edge-triggered: a wait
+// reports it once per arrival (a listener's connection), which the caller
+// notes; it is never read here.
+func (m *Mechanism) AddFdEdge(fd int, tag uint64) error {
+	if tag >= TagReserved {
+		return fmt.Errorf("add fd %d: tag %#x is reserved (must be < 1<<32)", fd, tag)
+	}
+	return m.ep.AddEdge(fd, tag)
+}
+
 // RemoveFd takes fd out of the wait set.
 func (m *Mechanism) RemoveFd(fd int) error { return m.ep.Del(fd) }
 

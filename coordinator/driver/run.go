@@ -86,6 +86,9 @@ type RunConf struct {
 
 const (
 	tagStop = uint64(1) << 31 // the stop eventfd; client request fds use their index
+	// tagMaster is the embedded ROS master's listener (edge-triggered):
+	// a connection arrived (waitMaster).
+	tagMaster = uint64(1) << 28
 	// maxSlots is the number of actuator commands the driver can hold for
 	// the policy (the policy's queue is smaller).
 	maxSlots = 512
@@ -263,6 +266,12 @@ type runner struct {
 	recH   recHook      // the recording (record.go)
 	settle settler      // the bridge, when it must settle before a block is final (DDS)
 	master masterWaiter // the ROS 1 bridge: its master answers before a block is final
+	// masterKnock: a connection reached the master's listener since
+	// waitMaster last looked (tagMaster); masterWatched: the listener is
+	// in the wait set. waitMaster looks at the listener only after a knock,
+	// or always when it is not watched.
+	masterKnock, masterWatched bool
+	masterKnocks               int64 // connections reported (tagMaster)
 	// masterWaits, masterWaitNs: blocks the loop let the master answer
 	// first, and the wall time that took.
 	masterWaits, masterWaitNs int64
@@ -561,6 +570,15 @@ func (r *runner) run() (sum *report.Summary, err error) {
 			return nil, err
 		}
 	}
+	if r.master != nil {
+		r.masterKnock = true
+		if fd := r.master.MasterFd(); fd >= 0 {
+			if err := mech.AddFdEdge(fd, tagMaster); err != nil {
+				return nil, err
+			}
+			r.masterWatched = true
+		}
+	}
 	r.recStep(0) // recording
 	if err := r.spawnAll(); err != nil {
 		return nil, err
@@ -669,7 +687,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).Int64("threads_ns", r.threadsNs).
 		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
 		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
-		Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).
+		Int64("master_knocks", r.masterKnocks).Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).
 		Int64("settles", r.settles).Int64("settle_ns", r.settleNs).Int64("settle_timeouts", r.settleTimeouts).
 		Int64("hold_scans", r.holdScans).Int64("hold_scan_ns", r.holdScanNs).
 		Int64("stops_blocked", r.stops[coordinator.Blocked]).Int64("stops_preempted", r.stops[coordinator.Preempted]).
@@ -840,8 +858,14 @@ func (r *runner) logThreads(c *runClient) {
 // up waiting).
 type settler interface{ Settle() bool }
 
-// masterWaiter is the ROS 1 bridge with its embedded master.
-type masterWaiter interface{ MasterBusy() bool }
+// masterWaiter is the ROS 1 bridge with its embedded master: MasterBusy
+// reports whether the master has a call to answer (look: also a
+// connection not accepted yet, a system call); MasterFd is the master's
+// listening socket (-1: none), waited on for arriving connections.
+type masterWaiter interface {
+	MasterBusy(look bool) bool
+	MasterFd() int
+}
 
 // threadCPUClock is CLOCK_THREAD_CPUTIME_ID.
 const threadCPUClock = 3
@@ -1100,12 +1124,20 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake) int64 {
 // shutdown unregisters its clock first, Gate.Unsubscribed) must be known
 // before its next release. The master runs on the other CPUs; the loop
 // naps meanwhile, up to masterWaitMax.
+//
+// Calls in progress are counted by the master; a connection not accepted
+// yet is seen only on its listener, which costs a system call, so the loop
+// looks there only when the wait set reported a connection arriving since
+// the last look (tagMaster). A node's connect reaches the listener while
+// it is dispatched, so the report comes before its block.
 func (r *runner) waitMaster() {
-	if !r.master.MasterBusy() {
+	look := r.masterKnock || !r.masterWatched
+	r.masterKnock = false
+	if !r.master.MasterBusy(look) {
 		return
 	}
 	t0 := r.clk.Monotonic()
-	for r.master.MasterBusy() && r.clk.Monotonic()-t0 < masterWaitMax {
+	for r.master.MasterBusy(true) && r.clk.Monotonic()-t0 < masterWaitMax {
 		linux.Nap(masterNap)
 	}
 	r.masterWaits++
@@ -1237,6 +1269,9 @@ func (r *runner) tag(t uint64) {
 		}
 	case t == tagBridge:
 		r.drain()
+	case t == tagMaster:
+		r.masterKnock = true
+		r.masterKnocks++
 	case t == tagControl:
 		r.serveControl()
 	case t < uint64(len(r.clients)):

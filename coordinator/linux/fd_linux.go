@@ -175,6 +175,17 @@ func (ep *Epoll) Add(fd int, tag uint64) error {
 	return nil
 }
 
+// AddEdge registers fd for readability, edge-triggered, under tag: Wait
+// reports it once each time something new arrives (for a listening
+// socket: each connection), not for as long as it stays readable.
+func (ep *Epoll) AddEdge(fd int, tag uint64) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(uint32(tag)), Pad: int32(uint32(tag >> 32))}
+	if err := unix.EpollCtl(ep.fd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
 // Del removes fd from the set.
 func (ep *Epoll) Del(fd int) error {
 	if err := unix.EpollCtl(ep.fd, unix.EPOLL_CTL_DEL, fd, nil); err != nil {

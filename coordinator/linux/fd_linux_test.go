@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"net"
 	"os/exec"
 	"testing"
 	"time"
@@ -52,6 +53,65 @@ func TestEpollWatchLeavesEventsReady(t *testing.T) {
 	}
 	if n != 1 || ep.Tag(0) != 7 {
 		t.Errorf("Wait after Watch: %d events (first tag %d), want the eventfd (tag 7)", n, ep.Tag(0))
+	}
+}
+
+// A listener added edge-triggered is reported once per connection that
+// arrives, not for as long as connections wait to be accepted: the
+// dispatch loop learns of each call to the embedded master this way and
+// looks at the listener only then.
+func TestEpollEdgeOncePerConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	raw, err := ln.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	if err := raw.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := NewEpoll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	if err := ep.AddEdge(fd, 9); err != nil {
+		t.Fatal(err)
+	}
+	wantEvents := func(what string, want int) {
+		t.Helper()
+		// A loopback connect is established when Dial returns; the wait
+		// allows the event a moment all the same.
+		n, err := 0, error(nil)
+		for deadline := MonotonicNs() + int64(time.Second); ; {
+			if n, err = ep.Wait(0); err != nil || n > 0 || want == 0 || MonotonicNs() > deadline {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want || (n > 0 && ep.Tag(0) != 9) {
+			t.Fatalf("%s: %d events, want %d (tag 9)", what, n, want)
+		}
+	}
+	wantEvents("nothing connected", 0)
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		wantEvents("a connection arrived", 1)
+		wantEvents("the connection still waits to be accepted", 0)
+	}
+	if !Readable(fd) {
+		t.Error("the listener with two connections waiting is not readable")
 	}
 }
 
