@@ -467,26 +467,22 @@ const (
 )
 
 // Watch blocks until something in the set ep is ready or the CLOCK_MONOTONIC
-// instant until (ns) has come, without taking the events: an fd stays
-// ready for ep's own Wait (level-triggered). It reports whether something
-// was ready; an instant already past only looks. It may be called from
-// another thread while ep's owner is not waiting in it. It returns early
-// (not ready) on EINTR. Like Nap it is a raw system call, unseen by the
-// runtime.
+// instant until (ns) has come, without taking the events: it polls the
+// set's own fd, which leaves every event, level- or edge-triggered, for
+// ep's own Wait. It reports whether something was ready; an instant
+// already past only looks. It may be called from another thread while
+// ep's owner is not waiting in it. It returns early (not ready) on EINTR.
+// Like Nap it is a raw system call, unseen by the runtime.
 func (ep *Epoll) Watch(until int64) (bool, error) {
-	var ev [1]unix.EpollEvent
+	pfd := [1]unix.PollFd{{Fd: int32(ep.fd), Events: unix.POLLIN}}
 	d := until - nanotime()
 	if d < 0 {
 		d = 0
 	}
 	ts := unix.NsecToTimespec(d)
-	n, _, e := unix.RawSyscall6(sysEpollPwait2, uintptr(ep.fd), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	if e != 0 && e != unix.EINTR {
-		return false, sysErr("epoll_pwait2", e)
+		return false, sysErr("ppoll", e)
 	}
 	return e == 0 && n > 0, nil
 }
-
-// sysEpollPwait2 is epoll_pwait2's number (Linux 5.11; the same on every
-// architecture that has it).
-const sysEpollPwait2 = 441

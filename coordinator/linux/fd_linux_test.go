@@ -59,7 +59,8 @@ func TestEpollWatchLeavesEventsReady(t *testing.T) {
 // A listener added edge-triggered is reported once per connection that
 // arrives, not for as long as connections wait to be accepted: the
 // dispatch loop learns of each call to the embedded master this way and
-// looks at the listener only then.
+// looks at the listener only then. Watch (the waker's, during a park) sees
+// the report without taking it from Wait.
 func TestEpollEdgeOncePerConnection(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -107,7 +108,10 @@ func TestEpollEdgeOncePerConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		wantEvents("a connection arrived", 1)
+		if ready, err := ep.Watch(MonotonicNs() + int64(time.Second)); err != nil || !ready {
+			t.Fatalf("Watch after a connection arrived: ready %v, %v", ready, err)
+		}
+		wantEvents("a connection arrived, Watch saw it", 1)
 		wantEvents("the connection still waits to be accepted", 0)
 	}
 	if !Readable(fd) {
