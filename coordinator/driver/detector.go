@@ -117,7 +117,10 @@ func (m *Mechanism) startDetector() (d *detector, err error) {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	if err := m.ep.Add(d.efd, tagDetector); err != nil {
+	// Edge-triggered: each report wakes the wait once and the eventfd is
+	// never read (a read per block would be one more system call on every
+	// dispatch); which dispatch it is for is in the shared words (ack).
+	if err := m.ep.AddEdge(d.efd, tagDetector); err != nil {
 		return nil, err
 	}
 	if err := m.ep.Add(d.endFd, tagDetectorExit); err != nil {

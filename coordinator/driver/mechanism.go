@@ -111,7 +111,6 @@ type Mechanism struct {
 	timer *linux.Timer
 	clock linux.Clock
 	prio  linux.Prio
-	buf   [8]byte
 
 	// afterRaise, when set (tests), runs right after a client is raised.
 	afterRaise func()
@@ -848,9 +847,6 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 					m.armed = false
 				}
 			case tag == tagDetector:
-				if _, _, err := linux.ReadU64(m.det.efd, &m.buf); err != nil {
-					return err
-				}
 				// A notification for an older generation (the client was
 				// preempted by the timer, then the detector ran while the
 				// coordinator was busy elsewhere) is stale: ignore it.
