@@ -222,6 +222,7 @@ func (c *InConn) ReadFrames(fn func(body []byte)) (open bool, err error) {
 				c.r = 0
 			}
 		}
+		space := len(c.buf) - c.w
 		k, rerr := linux.RecvSome(c.fd, c.buf[c.w:])
 		if rerr != nil {
 			if errors.Is(rerr, linux.ErrWouldBlock) {
@@ -252,6 +253,12 @@ func (c *InConn) ReadFrames(fn func(body []byte)) (open bool, err error) {
 		}
 		if c.r == c.w {
 			c.r, c.w = 0, 0
+		}
+		if k < space {
+			// A short read emptied the socket: asking again would only
+			// say so (one more system call per drain). What arrives later
+			// makes it readable again for its owner's wait.
+			return true, nil
 		}
 	}
 }
