@@ -162,7 +162,7 @@ func FuzzToROS1(f *testing.F) {
 // the ring full, and does not allocate per record once warm.
 func TestRecorder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.mcap")
-	r, err := Create(Conf{Path: path, Slots: 8, Poll: 1 << 40}) // the writer sleeps: the ring fills
+	r, err := Create(Conf{Path: path, Slots: 8, Poll: 1 << 40, NoEarlyWake: true}) // the writer sleeps: the ring fills
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +216,52 @@ func TestRecorder(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, put); n != 0 {
 		t.Errorf("%g allocations per record", n)
+	}
+}
+
+// The writer drains the ring once a quarter of it waits, long before its
+// poll is due: a run producing records faster than the poll expects loses
+// none.
+func TestRecorderWakesAtAQuarter(t *testing.T) {
+	r, err := Create(Conf{Path: filepath.Join(t.TempDir(), "q.mcap"), Slots: 64, Poll: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(nil, nil)
+	clk, _ := r.AddChannel(Clock.Channel(TopicClock))
+	commit := func(n int) {
+		for i := 0; i < n; i++ {
+			if w := r.Begin(clk, int64(i), int64(i)); w == nil {
+				t.Fatalf("record %d dropped", i)
+			} else {
+				EncodeClock(w, int64(i))
+				r.Commit()
+			}
+		}
+	}
+	waitTail := func(want uint64) bool {
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if r.tail.Load() == want {
+				return true
+			}
+		}
+		return false
+	}
+	// The writer's first pass is over (it found the ring empty): it
+	// sleeps in its poll. Whatever it drains, the commit that makes a
+	// quarter (16) wait wakes it.
+	time.Sleep(20 * time.Millisecond)
+	for r.head.Load()-r.tail.Load() < 16 {
+		commit(1)
+	}
+	if h := r.head.Load(); !waitTail(h) {
+		t.Fatalf("%d of %d records drained with a quarter of the ring waiting and the poll a long way off", r.tail.Load(), h)
+	}
+	before := r.tail.Load()
+	commit(8)
+	time.Sleep(50 * time.Millisecond)
+	if got := r.tail.Load(); got != before {
+		t.Errorf("%d records drained with 8 waiting, want %d (the poll is not due)", got, before)
 	}
 }
 

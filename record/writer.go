@@ -38,8 +38,14 @@ type Conf struct {
 	// DefaultChunkSize. A SIGKILL loses at most the chunk being filled
 	// and what was in the ring.
 	ChunkSize int64
-	// Poll is how often the writer goroutine drains the ring; default 2 ms.
+	// Poll is how often the writer goroutine drains the ring; default
+	// 20 ms. It also drains it as soon as a quarter of the slots hold
+	// records. Each wake-up of the writer costs the other CPUs a thread's
+	// wake-up; what waits in the ring is lost only with the process.
 	Poll time.Duration
+	// NoEarlyWake: the writer drains only at each Poll (and at Drain or
+	// Close), even with the ring a quarter full (tests of a full ring).
+	NoEarlyWake bool
 	// ROSDistro is the ROS 2 distribution named in rosbag2's metadata
 	// record (ros2 bag info's "ROS Distro"), like jazzy; default none
 	// (ros2 bag info says unknown).
@@ -51,7 +57,7 @@ const (
 	DefaultSlots     = 1 << 15
 	DefaultChunkSize = 1 << 20
 	defaultSlotBytes = 256
-	defaultPoll      = 2 * time.Millisecond
+	defaultPoll      = 20 * time.Millisecond
 	// MaxChannels bounds the channels of one recording.
 	MaxChannels = 4096
 	// spareCap bounds the spare buffers kept for records bigger than a
@@ -136,7 +142,7 @@ type Recorder struct {
 
 	// writer side
 	closing  atomic.Bool
-	wake     chan struct{} // Drain wakes the writer from its poll sleep
+	wake     chan struct{} // Drain and a quarter-full ring wake the writer from its poll sleep
 	done     chan struct{}
 	written  [MaxChannels]bool
 	schemas  map[string]uint16
@@ -378,7 +384,15 @@ func (r *Recorder) Commit() {
 			r.bigCh[s.ch] = true
 		}
 	}
-	r.head.Store(r.head.Load() + 1)
+	h := r.head.Load() + 1
+	r.head.Store(h)
+	if h-r.tail.Load() == r.mask/4+1 && !r.conf.NoEarlyWake {
+		// A quarter of the ring waits: drain it before the poll is due.
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Abort forgets the record begun last.
