@@ -104,6 +104,9 @@ int main(int argc, char **argv) {
 	struct epoll_event ev = {.events = EPOLLIN};
 	ev.data.u64 = 1;
 	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+	// The detector's eventfd edge-triggered and never read, as tcs's: the
+	// shared ack says which dispatch a report is for.
+	ev.events = EPOLLIN | EPOLLET;
 	ev.data.u64 = 2;
 	epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
 
@@ -189,8 +192,6 @@ int main(int argc, char **argv) {
 					return 1;
 				}
 				if (evs[j].data.u64 == 2) {
-					uint64_t v;
-					if (read(efd, &v, 8) < 0) {}
 					if (atomic_load(&shm->ack) == gen) blocked = 1;
 				}
 			}
