@@ -350,11 +350,12 @@ type SleepScan struct {
 // A remaining time does not include the thread's timer slack (50 µs for
 // SCHED_OTHER threads by default), nor the time it then waits for a CPU.
 //
-// A thread blocked otherwise is Host when its state (/proc/PID/task/TID/stat)
-// is D, uninterruptible: a page fault or disk I/O, which ends by itself.
+// A thread whose state (/proc/PID/task/TID/stat) is D, uninterruptible (a
+// page fault or disk I/O, which ends by itself), is Host; Scan reads every
+// thread's state first and reads no syscall file when one is in D.
 //
-// The scanner keeps an open /proc/PID/task/TID/syscall file per thread
-// seen (close-on-exec), and its stat file once it was needed, and rereads
+// The scanner keeps an open /proc/PID/task/TID/syscall file and stat file
+// per thread seen (close-on-exec), and rereads
 // them with pread at offset 0; Forget closes a process's files, Close all
 // of them. Reading a thread's syscall
 // file and memory needs ptrace access to it (PTRACE_MODE_ATTACH: root, or
@@ -500,9 +501,11 @@ func (s *SleepScanner) scanThread(pid int, th *sleepThread, r *SleepScan) error 
 		r.Running++
 		return nil
 	}
+	// Not in state D: Scan looked at every thread's state first. (The
+	// process does not run during a scan, so no state changes meanwhile.)
 	to := timeoutOf(&sc)
 	if to.kind == untimed {
-		s.countBlocked(pid, th, r)
+		r.Blocked++
 		return nil
 	}
 	rem, exact, known, gone, err := s.remaining(th.tid, to)
@@ -513,7 +516,7 @@ func (s *SleepScanner) scanThread(pid int, th *sleepThread, r *SleepScan) error 
 		r.Threads--
 		return nil
 	case !known:
-		s.countBlocked(pid, th, r)
+		r.Blocked++
 		return nil
 	}
 	r.Timed++
@@ -521,17 +524,6 @@ func (s *SleepScanner) scanThread(pid int, th *sleepThread, r *SleepScan) error 
 		r.Shortest, r.ShortestTid, r.ShortestNr, r.ShortestExact = rem, th.tid, sc.Nr, exact
 	}
 	return nil
-}
-
-// countBlocked counts a thread that is not in a recognised timed sleep:
-// Host when its state is D, else Blocked. A thread whose stat file cannot
-// be read counts as Blocked.
-func (s *SleepScanner) countBlocked(pid int, th *sleepThread, r *SleepScan) {
-	if state, ok := s.state(pid, th); ok && state == 'D' {
-		r.Host++
-		return
-	}
-	r.Blocked++
 }
 
 // state reads the thread's state from its stat file, kept open; ok is
