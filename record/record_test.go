@@ -162,10 +162,11 @@ func FuzzToROS1(f *testing.F) {
 // the ring full, and does not allocate per record once warm.
 func TestRecorder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.mcap")
-	r, err := Create(Conf{Path: path, Slots: 8, Poll: 1 << 40, NoEarlyWake: true}) // the writer sleeps: the ring fills
+	r, err := Create(Conf{Path: path, Slots: 8, Poll: 1 << 40}) // the writer sleeps: the ring fills
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.noEarlyWake = true
 	clk, _ := r.AddChannel(Clock.Channel(TopicClock))
 	ok, last := 0, 0
 	for i := 0; i < 20; i++ {

@@ -43,9 +43,6 @@ type Conf struct {
 	// records. Each wake-up of the writer costs the other CPUs a thread's
 	// wake-up; what waits in the ring is lost only with the process.
 	Poll time.Duration
-	// NoEarlyWake: the writer drains only at each Poll (and at Drain or
-	// Close), even with the ring a quarter full (tests of a full ring).
-	NoEarlyWake bool
 	// ROSDistro is the ROS 2 distribution named in rosbag2's metadata
 	// record (ros2 bag info's "ROS Distro"), like jazzy; default none
 	// (ros2 bag info says unknown).
@@ -141,18 +138,21 @@ type Recorder struct {
 	dropped [MaxChannels]int64
 
 	// writer side
-	closing  atomic.Bool
-	wake     chan struct{} // Drain and a quarter-full ring wake the writer from its poll sleep
-	done     chan struct{}
-	written  [MaxChannels]bool
-	schemas  map[string]uint16
-	seq      [MaxChannels]uint32
-	msg      mcap.Message
-	batch    Batch
-	rd       cdr.Reader
-	werr     error
-	nwritten atomic.Int64
-	lost     atomic.Int64 // records not written after a write error
+	closing atomic.Bool
+	wake    chan struct{} // Drain and a quarter-full ring wake the writer from its poll sleep
+	// noEarlyWake: Commit leaves the writer to its poll even with the
+	// ring a quarter full (set by tests of a full ring, before any commit).
+	noEarlyWake bool
+	done        chan struct{}
+	written     [MaxChannels]bool
+	schemas     map[string]uint16
+	seq         [MaxChannels]uint32
+	msg         mcap.Message
+	batch       Batch
+	rd          cdr.Reader
+	werr        error
+	nwritten    atomic.Int64
+	lost        atomic.Int64 // records not written after a write error
 }
 
 // Stats counts what the producer handed over and what was dropped.
@@ -386,7 +386,7 @@ func (r *Recorder) Commit() {
 	}
 	h := r.head.Load() + 1
 	r.head.Store(h)
-	if h-r.tail.Load() == r.mask/4+1 && !r.conf.NoEarlyWake {
+	if h-r.tail.Load() == r.mask/4+1 && !r.noEarlyWake {
 		// A quarter of the ring waits: drain it before the poll is due.
 		select {
 		case r.wake <- struct{}{}:
