@@ -213,6 +213,8 @@ type Proc struct {
 	level    int           // the SCHED_FIFO priority setLevel last gave it (0: released)
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
 	raises   int           // times Run raised it since the last look
+
+	sm sysmonThread // a Go program's sysmon thread (sysmon.go)
 }
 
 // threadWatch is what look knows of one thread of a client.
@@ -453,6 +455,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 			m.afterRaise()
 		}
 	}
+	if err := m.startTurn(p, m.lastWake); err != nil {
+		return w, err
+	}
 	// A client that stayed raised since its last wake ran on if the
 	// goroutine was preempted meanwhile (sysmon, past 10 ms without a
 	// yield): that CPU was dispatched, so it is charged now.
@@ -525,6 +530,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		w.Blocked = false
 		gen = atomic.AddUint64(m.det.gen, 1)
 		err = m.wait(&w, -1, gen)
+	}
+	if err == nil {
+		err = m.endTurn(p, w.Blocked)
 	}
 	// A client that used its whole slice, or computed for a while before a
 	// request (a planner publishing), likely uses the next one whole too.
@@ -1047,7 +1055,7 @@ func (p *Proc) wake() bool {
 // would only make the next blocks cost a raise and a wait more each.
 func (p *Proc) wakeNeeded() bool {
 	for k := range p.watch {
-		if p.watch[k].dormant && !p.asleep(p.watch[k].tid) {
+		if p.watch[k].dormant && !p.isSysmon(p.watch[k].tid) && !p.asleep(p.watch[k].tid) {
 			return p.wake()
 		}
 	}
@@ -1123,8 +1131,8 @@ func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 				i = len(p.tids) - 1 - k
 			}
 			tid := p.tids[i]
-			if p.isDormant(i, tid) {
-				continue
+			if p.isDormant(i, tid) || p.isSysmon(tid) && (raise || !p.sm.up) {
+				continue // sysmon moves in its turns (sysmon.go)
 			}
 			gone, err := m.setThread(p, tid, prio)
 			if err != nil {
@@ -1166,6 +1174,10 @@ func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 // setThread puts thread tid of p at SCHED_FIFO prio; gone reports that
 // the thread no longer exists.
 func (m *Mechanism) setThread(p *Proc, tid, prio int) (gone bool, err error) {
+	if tid <= 0 {
+		// 0 would name the calling thread, the dispatch thread.
+		return false, fmt.Errorf("client %q: no thread %d", p.Name, tid)
+	}
 	err = m.prio.SetPriority(tid, prio)
 	switch {
 	case err == nil:
@@ -1236,6 +1248,7 @@ func (m *Mechanism) forget(p *Proc, code int) {
 	p.watch = nil
 	closeStates(p.states)
 	p.states = nil
+	p.sm.drop()
 	m.closeKids(p)
 	if p.cmd != nil && p.cmd.Process != nil {
 		p.cmd.Process.Release()
@@ -1280,6 +1293,7 @@ func (m *Mechanism) Release(p *Proc) error {
 	p.released = true
 	p.complete = false
 	p.hasSeen = false
+	p.sm.released()
 	p.level = 0
 	m.levelKids(p)
 	if m.cur == p {

@@ -41,6 +41,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperDormant())
 	case "dormant-naps":
 		os.Exit(helperDormantNaps())
+	case "sysmon":
+		os.Exit(helperSysmon())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown TCS_TEST_HELPER")
 		os.Exit(2)

@@ -692,6 +692,15 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		Int64("hold_scans", r.holdScans).Int64("hold_scan_ns", r.holdScanNs).
 		Int64("stops_blocked", r.stops[coordinator.Blocked]).Int64("stops_preempted", r.stops[coordinator.Preempted]).
 		Int64("stops_request", r.stops[coordinator.Request]).Int64("stops_interrupted", r.stops[coordinator.Interrupted]).Msg("overhead")
+	for _, c := range r.clients {
+		if c.proc == nil {
+			continue
+		}
+		if tid, turns := c.proc.Sysmon(); tid != 0 {
+			r.log.Info().Str("client", c.proc.Name).Int("tid", tid).Int64("turns", turns).
+				Msg("the Go runtime's sysmon thread of this client waited at ℓ3 except in its turns (one dispatch per 10 ms of wall time)")
+		}
+	}
 	if r.settleTimeouts > 0 {
 		r.log.Warn().Int64("settle_timeouts", r.settleTimeouts).Msg("the DDS bridge's receive threads did not hand on what was in their sockets within 1 s of a client's block: commands sent then were stamped late")
 	}
@@ -1109,7 +1118,7 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake) int64 {
 	var ws coordinator.Waits
 	if r.scanner != nil {
 		t0 := r.clk.Monotonic()
-		if s, err := r.scanner.Scan(c.proc.Pid, c.proc.tids); err == nil {
+		if s, err := r.scanner.Scan(c.proc.Pid, c.proc.workTids()); err == nil {
 			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0}
 		}
 		r.holdScans++

@@ -2,6 +2,7 @@ package linux
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
@@ -343,4 +344,12 @@ func OpenFds(pid int) (int, error) {
 		return 0, fmt.Errorf("count open fds: read %s: %w", path, err)
 	}
 	return len(names), nil
+}
+
+// GoProgram reports whether process pid runs a Go program: its executable
+// (/proc/PID/exe) carries the Go toolchain's build information. It reads
+// the executable's headers and a section or two; false when it cannot.
+func GoProgram(pid int) bool {
+	_, err := buildinfo.ReadFile("/proc/" + strconv.Itoa(pid) + "/exe")
+	return err == nil
 }

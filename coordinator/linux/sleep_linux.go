@@ -123,6 +123,13 @@ func ParseSyscall(b []byte) (ThreadSyscall, error) {
 	return sc, nil
 }
 
+// GoUsleep reports whether the thread sleeps as the Go runtime's usleep
+// does (its sysmon thread's 20 µs to 10 ms rounds): a raw nanosleep with no
+// remainder pointer. glibc's nanosleep and usleep use clock_nanosleep.
+func (sc ThreadSyscall) GoUsleep() bool {
+	return !sc.Running && sc.Nr == nrNanosleep && sc.Args[1] == 0
+}
+
 // cutDecimal parses an optionally negative decimal number at the start of b.
 func cutDecimal(b []byte) (n int, rest []byte, ok bool) {
 	neg := len(b) > 0 && b[0] == '-'

@@ -223,3 +223,37 @@ func (f *StateFile) Close() error {
 	}
 	return f.f.close()
 }
+
+// SyscallFile is an open /proc/PID/task/TID/syscall: it reads which system
+// call a blocked thread is in, and its arguments, without allocating.
+// Reading it needs ptrace access to the thread (see SleepScanner).
+type SyscallFile struct {
+	f   threadFile
+	buf [256]byte
+}
+
+// OpenSyscall opens the syscall file of thread tid of process pid.
+func OpenSyscall(pid, tid int) (*SyscallFile, error) {
+	f, err := openThreadFile(pid, tid, "syscall")
+	if err != nil {
+		return nil, err
+	}
+	return &SyscallFile{f: f}, nil
+}
+
+// Read returns what the thread is doing; ErrGone once it has exited.
+func (f *SyscallFile) Read() (ThreadSyscall, error) {
+	b, err := f.f.read(f.buf[:], "syscall")
+	if err != nil {
+		return ThreadSyscall{}, err
+	}
+	return ParseSyscall(b)
+}
+
+// Close closes the file.
+func (f *SyscallFile) Close() error {
+	if f == nil {
+		return nil
+	}
+	return f.f.close()
+}

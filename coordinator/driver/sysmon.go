@@ -1,0 +1,208 @@
+package driver
+
+import "github.com/tcs-robotics/tcs/coordinator/linux"
+
+// The Go runtime's monitor thread (sysmon) of a client written in Go.
+//
+// Every Go program has a thread, sysmon, that runs outside its scheduler:
+// while any of the program's threads is busy it sleeps 20 µs at a time
+// (the delay grows only after 50 idle rounds), and a program that makes a
+// system call while sysmon sleeps deeply wakes it (entersyscall), which
+// restarts the 20 µs rounds. Raised and lowered with its client, it arms a
+// 20 µs timer at nearly every dispatch, and the timer expires after the
+// client was lowered: the interrupt lands on what runs then on the
+// simulation CPU, mostly the dispatch thread or the detector, and the
+// thread it wakes cannot run.
+//
+// On one CPU under SCHED_FIFO, sysmon does little of its work anyway: at
+// its client's level it cannot preempt the thread that computes (threads
+// of one FIFO level do not share the CPU), so it runs only once that thread
+// has blocked. So the mechanism keeps a Go client's sysmon at ℓ3, whatever
+// the level of its client, and raises it for one dispatch of its client per
+// sysmonTurn of wall time (startTurn, endTurn): it
+// still hands on a P held by a blocking system call, forces the periodic
+// collection and wakes the scavenger, with that much more delay. The CPU
+// it uses in its turns is the client's, charged as such. Waiting at ℓ3 it
+// is often runnable: the probes (Runnable), the hold-over rule's scan
+// (workTids) and wakeNeeded leave it out, since that says nothing about
+// what its client waits for.
+//
+// Finding it: sysmon is the first thread a Go program creates
+// (runtime.main starts it before any package is initialised), and it
+// sleeps with raw nanosleep calls without a remainder, which glibc's sleeps
+// never make. A client whose executable carries Go's build information is
+// looked at after each of its blocks until its first created thread is
+// seen in such a sleep, at most sysmonLooks times (a Go program whose sysmon never
+// wakes is never found, and needs not be).
+
+// sysmonTurn is the wall time (CLOCK_MONOTONIC ns) between two dispatches
+// of a client in which its sysmon thread is raised with it: sysmon's own
+// longest sleep.
+const sysmonTurn = 10_000_000
+
+// sysmonLooks bounds the blocks after which a Go client's sysmon thread is
+// looked for.
+const sysmonLooks = 256
+
+// sysmonSearch is where the search for a client's sysmon thread stands.
+type sysmonSearch uint8
+
+const (
+	sysmonUnknown   sysmonSearch = iota // its program not looked at yet
+	sysmonSearching                     // a Go program: looking
+	sysmonFound                         // Proc.sysmon is the thread
+	sysmonNone                          // not a Go program, or not found
+)
+
+// sysmonThread is what the mechanism knows of a client's sysmon thread.
+type sysmonThread struct {
+	tid    int // valid when st is sysmonFound
+	st     sysmonSearch
+	looks  int                // looks left while searching
+	cand   int                // the thread looked at
+	file   *linux.SyscallFile // its syscall file, while searching
+	up     bool               // not at ℓ3: raised for a turn, or released
+	turnAt int64              // CLOCK_MONOTONIC of its last turn
+	turns  int64
+	work   []int // the client's threads without it (workTids)
+}
+
+// findSysmon looks once for the sysmon thread of p, which has just blocked.
+func (m *Mechanism) findSysmon(p *Proc) {
+	s := &p.sm
+	switch s.st {
+	case sysmonFound, sysmonNone:
+		return
+	case sysmonUnknown:
+		if p.execFd >= 0 || p.exited || p.reaped || p.released {
+			return // not running its own program yet
+		}
+		if !linux.GoProgram(p.Pid) {
+			s.st = sysmonNone
+			return
+		}
+		s.st, s.looks = sysmonSearching, sysmonLooks
+	}
+	if s.looks--; s.looks < 0 {
+		s.drop()
+		s.st = sysmonNone
+		return
+	}
+	tid := firstCreated(p.Pid, p.tids)
+	if tid == 0 {
+		return
+	}
+	if tid != s.cand {
+		s.drop()
+		f, err := linux.OpenSyscall(p.Pid, tid)
+		if err != nil {
+			return // gone, or p's list is stale: the next look
+		}
+		s.cand, s.file = tid, f
+	}
+	sc, err := s.file.Read()
+	if err != nil {
+		s.drop()
+		return
+	}
+	if sc.GoUsleep() {
+		s.drop()
+		s.tid, s.st = tid, sysmonFound
+	}
+}
+
+// drop closes the candidate's file.
+func (s *sysmonThread) drop() {
+	if s.file != nil {
+		s.file.Close()
+		s.file = nil
+	}
+	s.cand = 0
+}
+
+// startTurn raises p's sysmon thread for this dispatch of p (Run, after
+// p was raised) when its turn is due (now is CLOCK_MONOTONIC).
+func (m *Mechanism) startTurn(p *Proc, now int64) error {
+	s := &p.sm
+	if s.st != sysmonFound || now-s.turnAt < sysmonTurn {
+		return nil
+	}
+	s.turnAt, s.up = now, true
+	s.turns++
+	_, err := m.setThread(p, s.tid, m.conf.Base-1)
+	return err
+}
+
+// endTurn puts p's sysmon thread back at ℓ3 after a turn or a release
+// (Run, after the wait); while it is searched for, it looks once after
+// each block of p.
+func (m *Mechanism) endTurn(p *Proc, blocked bool) error {
+	s := &p.sm
+	switch s.st {
+	case sysmonUnknown, sysmonSearching:
+		if !blocked {
+			return nil
+		}
+		if m.findSysmon(p); s.st != sysmonFound {
+			return nil
+		}
+		s.up = true // it moved with p until now
+	case sysmonNone:
+		return nil
+	}
+	if s.up && !p.released {
+		s.up = false
+		if _, err := m.setThread(p, s.tid, m.conf.Base-3); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// released notes that p's threads, sysmon's among them, were released.
+func (s *sysmonThread) released() { s.up = s.st == sysmonFound }
+
+// isSysmon reports whether tid is p's sysmon thread, found.
+func (p *Proc) isSysmon(tid int) bool { return p.sm.st == sysmonFound && tid == p.sm.tid }
+
+// workTids returns p's threads without its sysmon thread (p.tids itself
+// when it has none found): those whose waits say what p waits for.
+func (p *Proc) workTids() []int {
+	if p.sm.st != sysmonFound {
+		return p.tids
+	}
+	w := p.sm.work[:0]
+	for _, t := range p.tids {
+		if t != p.sm.tid {
+			w = append(w, t)
+		}
+	}
+	p.sm.work = w
+	return w
+}
+
+// Sysmon returns the tid of p's Go runtime sysmon thread that the
+// mechanism keeps at ℓ3 (0: none), and how many turns it was given.
+func (p *Proc) Sysmon() (tid int, turns int64) {
+	if p.sm.st != sysmonFound {
+		return 0, 0
+	}
+	return p.sm.tid, p.sm.turns
+}
+
+// firstCreated returns the thread of process pid, among tids, created
+// first after its main thread: the kernel hands out ids in increasing
+// order, wrapping at pid_max, so it is the one at the least distance above
+// pid (one that wrapped counts as further). 0 when tids has no other.
+func firstCreated(pid int, tids []int) int {
+	best, bestD := 0, uint32(0)
+	for _, t := range tids {
+		if t == pid {
+			continue
+		}
+		if d := uint32(t - pid); best == 0 || d < bestD {
+			best, bestD = t, d
+		}
+	}
+	return best
+}

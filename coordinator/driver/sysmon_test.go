@@ -1,0 +1,125 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
+)
+
+func TestFirstCreated(t *testing.T) {
+	for _, c := range []struct {
+		pid  int
+		tids []int
+		want int
+	}{
+		{100, []int{100}, 0},
+		{100, nil, 0},
+		{100, []int{100, 101, 102, 105}, 101},
+		{100, []int{105, 100, 103}, 103},
+		// Ids wrapped at pid_max after the main thread: those below the
+		// pid were created after those above it.
+		{4194000, []int{4194000, 300, 4194100, 301}, 4194100},
+		{4194000, []int{4194000, 300, 301}, 300},
+	} {
+		if got := firstCreated(c.pid, c.tids); got != c.want {
+			t.Errorf("firstCreated(%d, %v) = %d, want %d", c.pid, c.tids, got, c.want)
+		}
+	}
+}
+
+// helperSysmon plays a Go node with GOMAXPROCS 1: a goroutine that
+// writes a tick every ms, and a main goroutine that sleeps, then, after
+// 1.5 s of wall time, blocks for good in a raw read of a pipe no one
+// writes. Only sysmon hands the P that read holds on to the ticking
+// goroutine.
+func helperSysmon() int {
+	runtime.GOMAXPROCS(1)
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		return 1
+	}
+	start := time.Now()
+	go func() {
+		for i := 0; ; i++ {
+			fmt.Printf("tick %d\n", i)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	for time.Since(start) < 1500*time.Millisecond {
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Println("blocking")
+	var b [1]byte
+	syscall.Read(fds[0], b[:])
+	return 0
+}
+
+// A Go client's sysmon thread is found, waits at ℓ3 whenever its client is
+// raised (it moves only in its turns, after the raise), gets at most one
+// turn per sysmonTurn, and still does its work in them: a goroutine
+// blocked in a system call gives the only P up to one that can run.
+func TestSysmonWaitsForItsTurns(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p := spawnHelper(t, m, "sysmon")
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	var raisesFound, raisedSysmon int
+	m.afterRaise = func() {
+		tid, _ := p.Sysmon()
+		if tid == 0 || m.cur != p {
+			return
+		}
+		raisesFound++
+		if _, prio, err := linux.Policy(tid); err == nil && prio != m.Base()-3 {
+			raisedSysmon++
+		}
+	}
+	defer func() { m.afterRaise = nil }()
+	log := func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
+	ticksAfter := func() int {
+		s := log()
+		i := strings.Index(s, "blocking\n")
+		if i < 0 {
+			return 0
+		}
+		return strings.Count(s[i:], "tick ")
+	}
+	var found time.Time
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
+	for ticksAfter() < 20 && time.Now().Before(deadline) {
+		if found.IsZero() {
+			if tid, _ := p.Sysmon(); tid != 0 {
+				found = time.Now()
+			}
+		}
+		if _, err := m.Run(p, int64(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(busy, int64(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tid, turns := p.Sysmon()
+	wall := time.Since(found)
+	t.Logf("sysmon %d found after %v; %d raises after, sysmon not at ℓ3 at %d; %d turns in %v; %d ticks after the block",
+		tid, found.Sub(start), raisesFound, raisedSysmon, turns, wall, ticksAfter())
+	if tid == 0 {
+		t.Fatalf("the helper's sysmon thread was not found in 20 s; log:\n%.2000s", log())
+	}
+	if raisedSysmon != 0 {
+		t.Errorf("sysmon was above ℓ3 at %d of %d raises of its client", raisedSysmon, raisesFound)
+	}
+	if max := int64(wall/(sysmonTurn*time.Nanosecond)) + 2; turns > max {
+		t.Errorf("%d turns in %v, want ≤ %d (one per %v)", turns, wall, max, sysmonTurn*time.Nanosecond)
+	}
+	if n := ticksAfter(); n < 20 {
+		t.Errorf("%d ticks after the main goroutine blocked in a read, want ≥ 20: sysmon did not hand its P on", n)
+	}
+}
