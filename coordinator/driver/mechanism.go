@@ -520,7 +520,9 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	} else {
 		err = m.wait(&w, -1, gen)
 	}
+	woke := false
 	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.wakeNeeded() {
+		woke = true
 		// Every raised thread of p blocked, and a dormant one is not
 		// asleep (wakeNeeded has made them all awake): it may be what
 		// the others wait for. Raise them all and wait on.
@@ -532,7 +534,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		err = m.wait(&w, -1, gen)
 	}
 	if err == nil {
-		err = m.endTurn(p, w.Blocked)
+		err = m.endTurn(p, w.Blocked, woke)
 	}
 	// A client that used its whole slice, or computed for a while before a
 	// request (a planner publishing), likely uses the next one whole too.

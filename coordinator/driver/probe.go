@@ -16,7 +16,7 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 	}
 	p.syncStates()
 	for k := range p.states {
-		if p.isSysmon(p.states[k].tid) {
+		if p.isSysmon(p.states[k].tid) && !p.sm.due(m.lastWake) {
 			continue // runnable at ℓ3 between its turns (sysmon.go)
 		}
 		if st, err := p.states[k].f.State(); err == nil && st == 'R' {

@@ -21,16 +21,21 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // the level of its client, and raises it for one dispatch of its client per
 // sysmonTurn of wall time (startTurn, endTurn): it
 // still hands on a P held by a blocking system call, forces the periodic
-// collection and wakes the scavenger, with that much more delay. The CPU
+// collection and wakes the scavenger, with that much more delay. A turn in
+// which the client started a thread or woke a dormant one (sysmon handed a
+// P on: a goroutine could run again) is followed by sysmonChain more, at
+// the client's next dispatches: sysmon needs two looks at a system call to
+// hand its P on, and a program that blocks one goroutine after another in
+// system calls (a thread per blocking call) needs it at each. The CPU
 // it uses in its turns is the client's, charged as such. Waiting at ℓ3 it
-// is often runnable: the probes (Runnable), the hold-over rule's scan
-// (workTids) and wakeNeeded leave it out, since that says nothing about
-// what its client waits for.
+// is often runnable: the hold-over rule's scan (workTids) and wakeNeeded
+// leave it out, since that says nothing about what its client waits for,
+// and the probes (Runnable) count it only when its turn is due.
 //
 // Finding it: sysmon is the first thread a Go program creates
 // (runtime.main starts it before any package is initialised), and it
-// sleeps with raw nanosleep calls without a remainder, which glibc's sleeps
-// never make. A client whose executable carries Go's build information is
+// sleeps in one of two ways no other thread of a Go program, nor glibc,
+// uses (ThreadSyscall.GoSysmonSleep). A client whose executable carries Go's build information is
 // looked at after each of its blocks until its first created thread is
 // seen in such a sleep, at most sysmonLooks times (a Go program whose sysmon never
 // wakes is never found, and needs not be).
@@ -39,6 +44,10 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // of a client in which its sysmon thread is raised with it: sysmon's own
 // longest sleep.
 const sysmonTurn = 10_000_000
+
+// sysmonChain is how many turns follow, at the client's next dispatches,
+// one in which sysmon handed a P on.
+const sysmonChain = 2
 
 // sysmonLooks bounds the blocks after which a Go client's sysmon thread is
 // looked for.
@@ -64,6 +73,9 @@ type sysmonThread struct {
 	up     bool               // not at ℓ3: raised for a turn, or released
 	turnAt int64              // CLOCK_MONOTONIC of its last turn
 	turns  int64
+	chain  int   // turns owed at the next dispatches (sysmonChain)
+	chains int64 // turns given for a chain
+	count  int   // the client's thread count when the turn began
 	work   []int // the client's threads without it (workTids)
 }
 
@@ -105,7 +117,7 @@ func (m *Mechanism) findSysmon(p *Proc) {
 		s.drop()
 		return
 	}
-	if sc.GoUsleep() {
+	if sc.GoSysmonSleep() {
 		s.drop()
 		s.tid, s.st = tid, sysmonFound
 	}
@@ -124,19 +136,32 @@ func (s *sysmonThread) drop() {
 // p was raised) when its turn is due (now is CLOCK_MONOTONIC).
 func (m *Mechanism) startTurn(p *Proc, now int64) error {
 	s := &p.sm
-	if s.st != sysmonFound || now-s.turnAt < sysmonTurn {
+	if s.st != sysmonFound || !s.due(now) {
 		return nil
+	}
+	if s.chain > 0 {
+		s.chain--
+		s.chains++
 	}
 	s.turnAt, s.up = now, true
 	s.turns++
+	s.count, _ = p.tasks.Count()
 	_, err := m.setThread(p, s.tid, m.conf.Base-1)
 	return err
 }
 
+// due reports whether sysmon's turn is due at the client's next dispatch
+// (now is CLOCK_MONOTONIC). A probe (Runnable) counts a client whose
+// sysmon is runnable and due as woken: its runtime has work (a P to hand
+// on) that only a turn does.
+func (s *sysmonThread) due(now int64) bool {
+	return s.chain > 0 || now-s.turnAt >= sysmonTurn
+}
+
 // endTurn puts p's sysmon thread back at ℓ3 after a turn or a release
-// (Run, after the wait); while it is searched for, it looks once after
-// each block of p.
-func (m *Mechanism) endTurn(p *Proc, blocked bool) error {
+// (Run, after the wait; woke: a dormant thread of p was raised meanwhile);
+// while it is searched for, it looks once after each block of p.
+func (m *Mechanism) endTurn(p *Proc, blocked, woke bool) error {
 	s := &p.sm
 	switch s.st {
 	case sysmonUnknown, sysmonSearching:
@@ -150,13 +175,15 @@ func (m *Mechanism) endTurn(p *Proc, blocked bool) error {
 	case sysmonNone:
 		return nil
 	}
-	if s.up && !p.released {
-		s.up = false
-		if _, err := m.setThread(p, s.tid, m.conf.Base-3); err != nil {
-			return err
-		}
+	if !s.up || p.released {
+		return nil
 	}
-	return nil
+	s.up = false
+	if n, err := p.tasks.Count(); woke || err == nil && n != s.count && s.count > 0 {
+		s.chain = sysmonChain
+	}
+	_, err := m.setThread(p, s.tid, m.conf.Base-3)
+	return err
 }
 
 // released notes that p's threads, sysmon's among them, were released.

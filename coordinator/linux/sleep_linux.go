@@ -123,11 +123,23 @@ func ParseSyscall(b []byte) (ThreadSyscall, error) {
 	return sc, nil
 }
 
-// GoUsleep reports whether the thread sleeps as the Go runtime's usleep
-// does (its sysmon thread's 20 µs to 10 ms rounds): a raw nanosleep with no
-// remainder pointer. glibc's nanosleep and usleep use clock_nanosleep.
-func (sc ThreadSyscall) GoUsleep() bool {
-	return !sc.Running && sc.Nr == nrNanosleep && sc.Args[1] == 0
+// GoSysmonSleep reports whether the thread sleeps as the Go runtime's
+// sysmon thread does, and no other thread of a Go program: a raw nanosleep
+// with no remainder pointer (its usleep, 20 µs to 10 ms), or a
+// FUTEX_WAIT with a timeout (its deep sleep, notetsleep; the runtime's
+// idle threads wait without one). glibc's sleeps use clock_nanosleep, its
+// timed waits FUTEX_WAIT_BITSET.
+func (sc ThreadSyscall) GoSysmonSleep() bool {
+	if sc.Running {
+		return false
+	}
+	switch sc.Nr {
+	case nrNanosleep:
+		return sc.Args[1] == 0
+	case nrFutex:
+		return sc.Args[1]&futexCmdMask == futexCmdWait && sc.Args[3] != 0
+	}
+	return false
 }
 
 // cutDecimal parses an optionally negative decimal number at the start of b.
