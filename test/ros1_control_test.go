@@ -140,7 +140,17 @@ func TestROS1LiveStatus(t *testing.T) {
 	cmd := rosController(t, "go")
 	uri := freeMasterURI(t)
 	env := rosenv.New(t, uri)
-	run := startTCS(t, 5*time.Minute, rosScenario(t, cmd, 10*time.Millisecond, "60s", uri), "--no-record")
+	// max_rtf keeps the run going for at least 12 s of wall time, whatever
+	// this machine's speed: long enough for the five statuses read below.
+	path := rosScenario(t, cmd, 10*time.Millisecond, "60s", uri)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "quantum: 1ms\n", "quantum: 1ms\nmax_rtf: 5\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := startTCS(t, 5*time.Minute, path, "--no-record")
 	var out string
 	rosenv.Eventually(t, 60*time.Second, "rostopic echo /tcs/status", func() (bool, string) {
 		var err error
