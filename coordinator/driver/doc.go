@@ -30,9 +30,9 @@
 //     outside and lets it go, so the exec runs at the client's first
 //     dispatch. The detector (detector.go) is a
 //     thread of tcs at ℓ2, outside Go's scheduler while it spins: it runs
-//     exactly when the dispatched client blocked. A Go client's runtime
-//     monitor thread (sysmon.go) waits at ℓ3 whatever its client's level,
-//     but for one dispatch per 10 ms of wall time.
+//     exactly when the dispatched client blocked. A Go ROS client's
+//     runtime monitor thread (sysmon.go) waits at ℓ3 whatever its client's
+//     level, but in its turns.
 //   - The watchdog (watchdog.go), a thread at SCHED_FIFO 99 on the other
 //     CPUs, ends a run whose virtual time stands still.
 //

@@ -214,7 +214,12 @@ type Proc struct {
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
 	raises   int           // times Run raised it since the last look
 
-	sm sysmonThread // a Go program's sysmon thread (sysmon.go)
+	// SysmonTurns: should p run a Go program, keep its runtime's sysmon
+	// thread at ℓ3 but for its turns (sysmon.go). Set it before p's
+	// first Run; for ROS clients, which wait for messages, not for
+	// replies to their requests.
+	SysmonTurns bool
+	sm          sysmonThread
 }
 
 // threadWatch is what look knows of one thread of a client.

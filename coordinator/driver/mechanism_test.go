@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -531,12 +530,7 @@ func TestThreadsCreatedWhileDispatchedAreLowered(t *testing.T) {
 		}
 	}
 	// Raised again (without counting its threads: the lowering listed
-	// them), every thread is at ℓ1, those it created while it ran too,
-	// but its Go runtime's sysmon, once found, which waits for its turns
-	// (TestSysmonWaitsForItsTurns).
-	if sm, _ := p.Sysmon(); sm != 0 {
-		tids = slices.DeleteFunc(tids, func(tid int) bool { return tid == sm })
-	}
+	// them), every thread is at ℓ1, those it created while it ran too.
 	if wrong := notRaised(t, m, p, tids); len(wrong) > 0 {
 		t.Errorf("raised again, want every thread FIFO %d: %v", m.Base()-1, wrong)
 	}

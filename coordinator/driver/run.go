@@ -924,6 +924,9 @@ func (r *runner) spawnAll() error {
 		// A native client's threads besides the one that computes are
 		// its language runtime's (Mechanism.look).
 		p.Dormancy = c.ep != nil && r.sc.Mode != config.ModeFree
+		// A native client waits for replies to its requests: a probe
+		// must not take its runnable sysmon for it waking (sysmon.go).
+		p.SysmonTurns = c.ros
 		if c.ep != nil {
 			if err := r.mech.AddFd(c.ep.RequestFd(), uint64(i)); err != nil {
 				return fmt.Errorf("client %q: %w", c.conf.Name, err)

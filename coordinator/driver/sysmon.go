@@ -17,7 +17,9 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // On one CPU under SCHED_FIFO, sysmon does little of its work anyway: at
 // its client's level it cannot preempt the thread that computes (threads
 // of one FIFO level do not share the CPU), so it runs only once that thread
-// has blocked. So the mechanism keeps a Go client's sysmon at ℓ3, whatever
+// has blocked. So the mechanism keeps a Go client's sysmon (a ROS client's:
+// Proc.SysmonTurns; a native client waits for replies to its requests, and
+// a probe must not take its sysmon for it waking) at ℓ3, whatever
 // the level of its client, and raises it for one dispatch of its client per
 // sysmonTurn of wall time (startTurn, endTurn): it
 // still hands on a P held by a blocking system call, forces the periodic
@@ -35,10 +37,11 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // Finding it: sysmon is the first thread a Go program creates
 // (runtime.main starts it before any package is initialised), and it
 // sleeps in one of two ways no other thread of a Go program, nor glibc,
-// uses (ThreadSyscall.GoSysmonSleep). A client whose executable carries Go's build information is
-// looked at after each of its blocks until its first created thread is
-// seen in such a sleep, at most sysmonLooks times (a Go program whose sysmon never
-// wakes is never found, and needs not be).
+// uses (ThreadSyscall.GoSysmonSleep). A client whose executable carries
+// Go's build information is looked at after each of its blocks until its
+// first created thread is seen in such a sleep, at most sysmonLooks times
+// (a Go program whose sysmon never sleeps so is never found, and needs
+// not be).
 
 // sysmonTurn is the wall time (CLOCK_MONOTONIC ns) between two dispatches
 // of a client in which its sysmon thread is raised with it: sysmon's own
@@ -89,7 +92,7 @@ func (m *Mechanism) findSysmon(p *Proc) {
 		if p.execFd >= 0 || p.exited || p.reaped || p.released {
 			return // not running its own program yet
 		}
-		if !linux.GoProgram(p.Pid) {
+		if !p.SysmonTurns || !linux.GoProgram(p.Pid) {
 			s.st = sysmonNone
 			return
 		}

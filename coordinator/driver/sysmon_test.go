@@ -68,6 +68,7 @@ func TestSysmonWaitsForItsTurns(t *testing.T) {
 	m, done := newMech(t)
 	defer done()
 	p := spawnHelper(t, m, "sysmon")
+	p.SysmonTurns = true
 	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
 	var raisesFound, raisedSysmon int
 	m.afterRaise = func() {
