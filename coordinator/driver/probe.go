@@ -16,10 +16,10 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 	}
 	p.syncStates()
 	for k := range p.states {
-		if p.isSysmon(p.states[k].tid) && !p.sm.due(m.lastWake) {
-			continue // runnable at ℓ3 between its turns (sysmon.go)
-		}
 		if st, err := p.states[k].f.State(); err == nil && st == 'R' {
+			if p.isSysmon(p.states[k].tid) && !p.sm.probed(m.lastWake) {
+				continue // runnable at ℓ3 between its turns (sysmon.go)
+			}
 			return true
 		}
 	}

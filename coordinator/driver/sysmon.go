@@ -45,8 +45,14 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 
 // sysmonTurn is the wall time (CLOCK_MONOTONIC ns) between two dispatches
 // of a client in which its sysmon thread is raised with it: sysmon's own
-// longest sleep.
-const sysmonTurn = 10_000_000
+// longest sleep. sysmonRuns is how many dispatches or probes of the client
+// come between two turns at least: with many clients, or clients that
+// compute much, a client's dispatches are more than sysmonTurn apart, and
+// every one would be a turn.
+const (
+	sysmonTurn = 10_000_000
+	sysmonRuns = 8
+)
 
 // sysmonChain is how many turns follow, at the client's next dispatches,
 // one in which sysmon handed a P on.
@@ -77,6 +83,7 @@ type sysmonThread struct {
 	turnAt int64              // CLOCK_MONOTONIC of its last turn
 	turns  int64
 	chain  int   // turns owed at the next dispatches (sysmonChain)
+	runs   int   // dispatches and probes since the last turn
 	chains int64 // turns given for a chain
 	count  int   // the client's thread count when the turn began
 	work   []int // the client's threads without it (workTids)
@@ -139,14 +146,17 @@ func (s *sysmonThread) drop() {
 // p was raised) when its turn is due (now is CLOCK_MONOTONIC).
 func (m *Mechanism) startTurn(p *Proc, now int64) error {
 	s := &p.sm
-	if s.st != sysmonFound || !s.due(now) {
+	if s.st != sysmonFound {
+		return nil
+	}
+	if s.runs++; !s.due(now) {
 		return nil
 	}
 	if s.chain > 0 {
 		s.chain--
 		s.chains++
 	}
-	s.turnAt, s.up = now, true
+	s.turnAt, s.up, s.runs = now, true, 0
 	s.turns++
 	s.count, _ = p.tasks.Count()
 	_, err := m.setThread(p, s.tid, m.conf.Base-1)
@@ -154,11 +164,17 @@ func (m *Mechanism) startTurn(p *Proc, now int64) error {
 }
 
 // due reports whether sysmon's turn is due at the client's next dispatch
-// (now is CLOCK_MONOTONIC). A probe (Runnable) counts a client whose
-// sysmon is runnable and due as woken: its runtime has work (a P to hand
-// on) that only a turn does.
+// (now is CLOCK_MONOTONIC).
 func (s *sysmonThread) due(now int64) bool {
-	return s.chain > 0 || now-s.turnAt >= sysmonTurn
+	return s.chain > 0 || now-s.turnAt >= sysmonTurn && s.runs >= sysmonRuns
+}
+
+// probed is asked by a probe (Runnable) that found p's sysmon runnable:
+// it counts the client woken when sysmon's turn is due, since its runtime
+// has work (a P to hand on) that only a turn does.
+func (s *sysmonThread) probed(now int64) bool {
+	s.runs++
+	return s.due(now)
 }
 
 // endTurn puts p's sysmon thread back at ℓ3 after a turn or a release
