@@ -698,7 +698,7 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		}
 		if tid, turns := c.proc.Sysmon(); tid != 0 {
 			r.log.Info().Str("client", c.proc.Name).Int("tid", tid).Int64("turns", turns).
-				Msg("the Go runtime's sysmon thread of this client waited at ℓ3 except in its turns (one dispatch per 10 ms of wall time)")
+				Msg("the Go runtime's sysmon thread of this client waited at ℓ3 except in its turns")
 		}
 	}
 	if r.settleTimeouts > 0 {

@@ -21,7 +21,7 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // Proc.SysmonTurns; a native client waits for replies to its requests, and
 // a probe must not take its sysmon for it waking) at ℓ3, whatever
 // the level of its client, and raises it for one dispatch of its client per
-// sysmonTurn of wall time (startTurn, endTurn): it
+// sysmonTurn of wall time and sysmonRuns dispatches (startTurn, endTurn): it
 // still hands on a P held by a blocking system call, forces the periodic
 // collection and wakes the scavenger, with that much more delay. A turn in
 // which the client started a thread or woke a dormant one (sysmon handed a
