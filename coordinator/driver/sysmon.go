@@ -10,9 +10,9 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // system call while sysmon sleeps deeply wakes it (entersyscall), which
 // restarts the 20 µs rounds. Raised and lowered with its client, it arms a
 // 20 µs timer at nearly every dispatch, and the timer expires after the
-// client was lowered: the interrupt lands on what runs then on the
+// client's dispatch has ended: the interrupt lands on what runs then on the
 // simulation CPU, mostly the dispatch thread or the detector, and the
-// thread it wakes cannot run.
+// thread it wakes cannot run until its client's next dispatch.
 //
 // On one CPU under SCHED_FIFO, sysmon does little of its work anyway: at
 // its client's level it cannot preempt the thread that computes (threads
@@ -68,7 +68,7 @@ type sysmonSearch uint8
 const (
 	sysmonUnknown   sysmonSearch = iota // its program not looked at yet
 	sysmonSearching                     // a Go program: looking
-	sysmonFound                         // Proc.sysmon is the thread
+	sysmonFound                         // sysmonThread.tid is the thread
 	sysmonNone                          // not a Go program, or not found
 )
 
