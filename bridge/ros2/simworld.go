@@ -440,6 +440,7 @@ func NewSimWorld(conf SimWorldConf, step int64) (_ *SimWorld, err error) {
 	if err := w.firstStates(); err != nil {
 		return nil, err
 	}
+	w.commandsMatched(time.Now().Add(conf.Timeout / 4))
 	for _, b := range w.bodies {
 		cl := commandLen(b)
 		b.command = make([]float64, cl)
@@ -449,6 +450,22 @@ func NewSimWorld(conf SimWorldConf, step int64) (_ *SimWorld, err error) {
 		}
 	}
 	return w, nil
+}
+
+// commandsMatched waits until each body's command writer has matched a
+// reader (the simulator's), or until deadline: a command written before
+// its writer has matched is lost, and the first step would run without
+// it. A simulator that takes no commands on a body never matches; the
+// wait then ends at deadline, once, at start-up.
+func (w *SimWorld) commandsMatched(deadline time.Time) {
+	for _, b := range w.bodies {
+		for {
+			if m, err := b.cmd.Matched(); err != nil || len(m) > 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // sensorLen is how many observation values a sensor of kind k takes.
