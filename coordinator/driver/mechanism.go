@@ -1138,7 +1138,7 @@ func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 				i = len(p.tids) - 1 - k
 			}
 			tid := p.tids[i]
-			if p.isDormant(i, tid) || p.isSysmon(tid) && (raise || !p.sm.up) {
+			if p.isDormant(i, tid) || p.isSysmon(tid) && !p.sm.lowerNow(raise) {
 				continue // sysmon moves in its turns (sysmon.go)
 			}
 			gone, err := m.setThread(p, tid, prio)

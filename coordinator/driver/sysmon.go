@@ -80,6 +80,7 @@ type sysmonThread struct {
 	cand   int                // the thread looked at
 	file   *linux.SyscallFile // its syscall file, while searching
 	up     bool               // not at ℓ3: raised for a turn, or released
+	inTurn bool               // raised by startTurn for this dispatch
 	turnAt int64              // CLOCK_MONOTONIC of its last turn
 	turns  int64
 	chain  int   // turns owed at the next dispatches (sysmonChain)
@@ -156,7 +157,7 @@ func (m *Mechanism) startTurn(p *Proc, now int64) error {
 		s.chain--
 		s.chains++
 	}
-	s.turnAt, s.up, s.runs = now, true, 0
+	s.turnAt, s.up, s.inTurn, s.runs = now, true, true, 0
 	s.turns++
 	s.count, _ = p.tasks.Count()
 	_, err := m.setThread(p, s.tid, m.conf.Base-1)
@@ -197,16 +198,29 @@ func (m *Mechanism) endTurn(p *Proc, blocked, woke bool) error {
 	if !s.up || p.released {
 		return nil
 	}
-	s.up = false
-	if n, err := p.tasks.Count(); woke || err == nil && n != s.count && s.count > 0 {
-		s.chain = sysmonChain
+	if s.inTurn {
+		if n, err := p.tasks.Count(); woke || err == nil && n != s.count {
+			s.chain = sysmonChain
+		}
 	}
+	s.up, s.inTurn = false, false
 	_, err := m.setThread(p, s.tid, m.conf.Base-3)
 	return err
 }
 
 // released notes that p's threads, sysmon's among them, were released.
 func (s *sysmonThread) released() { s.up = s.st == sysmonFound }
+
+// lowerNow reports whether setLevel moves p's sysmon thread with the
+// others: only when it lowers p while sysmon is not at ℓ3 (after a
+// release); turns move it themselves (startTurn, endTurn).
+func (s *sysmonThread) lowerNow(raise bool) bool {
+	if raise || !s.up {
+		return false
+	}
+	s.up = false
+	return true
+}
 
 // isSysmon reports whether tid is p's sysmon thread, found.
 func (p *Proc) isSysmon(tid int) bool { return p.sm.st == sysmonFound && tid == p.sm.tid }
