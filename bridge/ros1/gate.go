@@ -415,7 +415,7 @@ func (g *Gate) Drain(cmd func(robot, client int, cmd []float64), msg func(relay,
 			for _, gc := range conns {
 				// A connection closed in an earlier round may have left
 				// its fd number to a new one, which is not in conns yet.
-				if gc.in.Fd() == fd && !gc.in.done {
+				if gc.in.Fd() == fd && !gc.in.Closed() {
 					g.read(gc)
 					break
 				}

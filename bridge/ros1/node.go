@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tcs-robotics/tcs/bridge/master"
+	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
 
 // NodeConf configures a Node.
@@ -414,6 +415,31 @@ func writeHeader(w io.Writer, fields map[string]string) error {
 	binary.LittleEndian.PutUint32(out, uint32(len(out)-4))
 	_, err := w.Write(out)
 	return err
+}
+
+// ownFd takes c's socket out of Go's network poller: it returns a
+// duplicate of its descriptor for the caller to own (linux.Close) and
+// closes c, which removes the original from the poller while the socket
+// stays open through the duplicate. A connection that only tcs's own wait
+// set reads (a publisher's, into the gate) would otherwise wake one of the
+// runtime's threads each time the peer writes to it.
+func ownFd(c *net.TCPConn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, fmt.Errorf("raw socket: %w", err)
+	}
+	own, derr := -1, error(nil)
+	if err := rc.Control(func(f uintptr) { own, derr = linux.Own(int(f)) }); err != nil {
+		return -1, fmt.Errorf("raw socket: %w", err)
+	}
+	if derr != nil {
+		return -1, fmt.Errorf("raw socket: %w", derr)
+	}
+	if err := c.Close(); err != nil {
+		linux.Close(own)
+		return -1, fmt.Errorf("raw socket: close the original: %w", err)
+	}
+	return own, nil
 }
 
 // rawFd returns the socket's descriptor; the *net.TCPConn keeps owning it.

@@ -14,6 +14,7 @@ import (
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/sensor_msgs"
 	"github.com/bluenviron/goroslib/v2/pkg/msgs/std_msgs"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/tcs-robotics/tcs/bridge/master"
 	"github.com/tcs-robotics/tcs/msgs"
@@ -251,6 +252,64 @@ func TestSubscriberTruncatedFrame(t *testing.T) {
 	})
 	if !errors.Is(err, ErrTruncated) || len(got) != 1 || got[0] != 1.5 {
 		t.Errorf("got %v, err %v; want [1.5] then ErrTruncated", got, err)
+	}
+}
+
+// A connection's descriptor is tcs's own (close-on-exec, readable after
+// the handshake's net.Conn is gone) and is closed exactly once: a second
+// Close must not close whatever reused the number.
+func TestInConnOwnsItsDescriptor(t *testing.T) {
+	m, n, _ := graph(t)
+	conns := make(chan *InConn, 1)
+	if _, err := n.Subscribe("/effort", msgs.Float64, func(c *InConn) { conns <- c }); err != nil {
+		t.Fatal(err)
+	}
+	fakePublisher(t, m, "/effort", msgs.Float64.MD5, msgs.AppendFloat64(nil, 2.5))
+	var c *InConn
+	select {
+	case c = <-conns:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connection to the publisher")
+	}
+	fd := c.Fd()
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	if err != nil || flags&unix.FD_CLOEXEC == 0 {
+		t.Errorf("descriptor %d: flags %#x, %v; want close-on-exec", fd, flags, err)
+	}
+	var got []float64
+	waitFor(t, "the frame", func() bool {
+		open, err := c.ReadFrames(func(b []byte) { v, _ := msgs.DecodeFloat64(b); got = append(got, v) })
+		if err != nil {
+			t.Fatalf("ReadFrames: %v", err)
+		}
+		return len(got) == 1 || !open
+	})
+	if len(got) != 1 || got[0] != 2.5 {
+		t.Fatalf("frames %v, want [2.5]", got)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if !c.Closed() {
+		t.Error("Closed() false after Close")
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+		t.Fatalf("descriptor %d still open after Close", fd)
+	}
+	// Reuse the number if the kernel gives it back, then close again.
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	for _, q := range p {
+		if _, err := unix.FcntlInt(uintptr(q), unix.F_GETFD, 0); err != nil {
+			t.Errorf("descriptor %d (the pipe's, old %d) closed by the second Close: %v", q, fd, err)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bluenviron/goroslib/v2/pkg/apislave"
@@ -39,11 +40,12 @@ type InConn struct {
 	// (AnyType), what the publisher sends.
 	Type msgs.Type
 
-	conn *net.TCPConn
-	fd   int
+	fd   int // owned: outside Go's network poller (ownFd)
 	buf  []byte
 	r, w int
-	done bool
+	// done: closed (set once, by whichever of the owner and the node's
+	// shutdown closes first; the descriptor is closed exactly once).
+	done atomic.Bool
 }
 
 // MaxFrame bounds one incoming message (a larger length is taken for a
@@ -164,11 +166,11 @@ func (s *Subscriber) connect(uri string) (*InConn, error) {
 		return fail(fmt.Errorf("publisher %s does not say what it sends (type %q, md5sum %q)", h["callerid"], typ.Name, typ.MD5))
 	}
 	_ = c.SetDeadline(time.Time{})
-	fd, err := rawFd(c)
+	fd, err := ownFd(c)
 	if err != nil {
 		return fail(err)
 	}
-	return &InConn{Topic: s.topic, Callerid: h["callerid"], URI: uri, Type: typ, conn: c, fd: fd, buf: make([]byte, 64<<10)}, nil
+	return &InConn{Topic: s.topic, Callerid: h["callerid"], URI: uri, Type: typ, fd: fd, buf: make([]byte, 64<<10)}, nil
 }
 
 func (s *Subscriber) connected() []*InConn {
@@ -197,11 +199,16 @@ func (s *Subscriber) closeAll() {
 // Fd returns the connection's socket descriptor (to wait on).
 func (c *InConn) Fd() int { return c.fd }
 
-// Close closes the connection.
+// Close closes the connection; later calls do nothing.
 func (c *InConn) Close() error {
-	c.done = true
-	return c.conn.Close()
+	if !c.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	return linux.Close(c.fd)
 }
+
+// Closed reports whether Close was called.
+func (c *InConn) Closed() bool { return c.done.Load() }
 
 // ReadFrames reads what the socket holds without blocking and calls fn with
 // the body of every whole message, in order (body is valid during the call
@@ -209,7 +216,7 @@ func (c *InConn) Close() error {
 // err is ErrTruncated if it did so mid-message, ErrOversize for a length
 // above MaxFrame (the stream cannot be trusted after either: close it).
 func (c *InConn) ReadFrames(fn func(body []byte)) (open bool, err error) {
-	if c.done {
+	if c.done.Load() {
 		return false, nil
 	}
 	for {

@@ -32,6 +32,26 @@ func SendAll(fd int, b []byte) (int, error) {
 	return n, nil
 }
 
+// Own returns a close-on-exec duplicate of descriptor fd for the caller
+// to own (and to close with Close): once the original is closed, the
+// duplicate is outside Go's network poller, so the runtime no longer
+// wakes a thread each time it becomes readable.
+func Own(fd int) (int, error) {
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("fcntl F_DUPFD_CLOEXEC", err)
+	}
+	return nfd, nil
+}
+
+// Close closes descriptor fd.
+func Close(fd int) error {
+	if err := unix.Close(fd); err != nil {
+		return os.NewSyscallError("close", err)
+	}
+	return nil
+}
+
 // PeerClosed reports whether the peer of stream socket fd has closed its
 // end (its FIN, or a reset, is already in the socket): a peek that does not
 // block and finds the end of the stream. Data waiting to be read counts as
