@@ -3,6 +3,7 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -460,6 +461,14 @@ func TestROS2SamplesAtActivation(t *testing.T) {
 					t.Errorf("drift_p99_s = %g, want ≤ %g", s.DriftP99S, bound)
 				}
 				checkBalanced(t, s, 0)
+				// The node publishes its command before it blocks: the
+				// block finds it at the bridge once the receive path has
+				// settled, and is not one to read the node's threads for
+				// (the hold-over rule asks only about a block with
+				// nothing ready).
+				if scans := holdScans(t, r.outDir); scans > c.Activations/10 {
+					t.Errorf("hold_scans = %d for %d activations, want at most a tenth: the command waits at the bridge when the node blocks", scans, c.Activations)
+				}
 				t.Logf("%s, samples %s: %d activations checked, %d deliveries, %d dispatches (%.2f per activation), coordinator %.0f µs per activation",
 					pattern, samples, used, c.Deliveries, s.Dispatches, float64(s.Dispatches)/float64(max(c.Activations, 1)), s.CoordinatorPerActivationUS)
 			})
@@ -660,4 +669,21 @@ func toolExport(t *testing.T, run *rosenv.Proc) string {
 	})
 	t.Logf("tcs says: %s", export)
 	return export
+}
+
+// holdScans returns hold_scans from the overhead line of the run's tcs.log
+// in out (how many blocks the hold-over rule read a client's threads for).
+func holdScans(t *testing.T, out string) int64 {
+	t.Helper()
+	for _, line := range strings.Split(readFile(filepath.Join(out, "tcs.log")), "\n") {
+		var l struct {
+			Message   string `json:"message"`
+			HoldScans *int64 `json:"hold_scans"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Message == "overhead" && l.HoldScans != nil {
+			return *l.HoldScans
+		}
+	}
+	t.Fatalf("no overhead line with hold_scans in %s", filepath.Join(out, "tcs.log"))
+	return 0
 }

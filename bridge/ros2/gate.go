@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tcs-robotics/tcs/bridge/layout"
+	"github.com/tcs-robotics/tcs/coordinator/linux"
 	"github.com/tcs-robotics/tcs/dynamics"
 	"github.com/tcs-robotics/tcs/dynamics/sensor"
 	"github.com/tcs-robotics/tcs/msgs"
@@ -490,12 +491,16 @@ func (g *Gate) Diagnostics(frame []byte) {
 
 // Settle waits (up to settleMax) until Cyclone's receive path has handed
 // on every datagram already in the bridge's sockets, and reports whether
-// it did (false: it gave up; what is still on its way will be stamped
-// late). The driver calls it when a ROS client blocks and drains after
-// it: a command the client sent just before blocking is then drained (and
-// stamped) before the world moves on, as with ROS 1 where the bytes are in
-// the bridge's socket when the client's send returns.
-func (g *Gate) Settle() bool { return g.node.Settle(settleMax) }
+// it did (ok false: it gave up; what is still on its way will be stamped
+// late) and whether a message waits to be drained (pending: the node's
+// fd is readable). The driver calls it when a ROS client blocks and
+// drains after it: a command the client sent just before blocking is then
+// drained (and stamped) before the world moves on, as with ROS 1 where the
+// bytes are in the bridge's socket when the client's send returns.
+func (g *Gate) Settle() (ok, pending bool) {
+	ok = g.node.Settle(settleMax)
+	return ok, linux.Readable(g.node.Fd())
+}
 
 // Drain takes every message that arrived: cmd gets each command's robot,
 // publishing client (-1: not a client of this run; rejected and logged)

@@ -863,9 +863,9 @@ func (r *runner) logThreads(c *runClient) {
 
 // settler is a Bridge whose received messages reach its fd through
 // threads of its own (DDS): Settle waits until they have handed on what
-// is already in its sockets and reports whether they did (false: it gave
-// up waiting).
-type settler interface{ Settle() bool }
+// is already in its sockets and reports whether they did (ok false: it
+// gave up waiting) and whether a message waits at the fd (pending).
+type settler interface{ Settle() (ok, pending bool) }
 
 // masterWaiter is the ROS 1 bridge with its embedded master: MasterBusy
 // reports whether the master has a call to answer (look: also a
@@ -1087,7 +1087,8 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		// sleep (roscpp polling for its clock): the client goes on by
 		// itself; the world waits for it, as long as the policy says
 		// (a native client's reads block once each).
-		budget := r.holdOver(a, c, w)
+		sent := r.settleBlock(c, w)
+		budget := r.holdOver(a, c, w, sent)
 		if budget <= 0 {
 			break
 		}
@@ -1109,12 +1110,36 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	return nil
 }
 
+// settleBlock lets the DDS bridge's receive threads hand on, when ROS
+// client c's Run or Hold w ended in a block, what c sent before it
+// (bridge/ros2.Gate.Settle), so that a command sent just before blocking
+// is drained and stamped with this dispatch's progress (charge). Also
+// when some already arrived (tagBridge): the first datagrams of a burst
+// wake the fd while the receive thread, on the other CPU, still works
+// through the rest. It reports whether a message is waiting at the
+// bridge's fd: the block then ended with something ready, as a ROS 1
+// command that reached the gate during the dispatch.
+func (r *runner) settleBlock(c *runClient, w Wake) (pending bool) {
+	if !c.ros || !w.Blocked || r.settle == nil {
+		return false
+	}
+	t0 := r.clk.Monotonic()
+	ok, pending := r.settle.Settle()
+	if !ok {
+		r.settleTimeouts++
+	}
+	r.settles++
+	r.settleNs += r.clk.Monotonic() - t0
+	return pending
+}
+
 // holdOver applies the policy's hold-over rule (Policy.HoldOver) to the
-// dispatch of a that ended in w: it reads what c's threads wait on only
-// when the policy asks, and returns the budget the dispatch goes on
-// for (0: it does not).
-func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake) int64 {
-	alone := w.Blocked && w.N == 0 && w.Exited == nil
+// dispatch of a that ended in w (sent: a message from it waits at the
+// bridge, settleBlock): it reads what c's threads wait on only when the
+// policy asks, and returns the budget the dispatch goes on for (0: it
+// does not).
+func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake, sent bool) int64 {
+	alone := w.Blocked && w.N == 0 && w.Exited == nil && !sent
 	if !r.pol.HoldOver(a.Client, alone, w.CPU, a.Arm) {
 		return 0
 	}
@@ -1208,22 +1233,10 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 			r.tag(w.Tags[k])
 		}
 	}
-	if c.ros && w.Blocked {
-		// A DDS bridge hands what arrived on to its fd from its own
-		// receive threads: let a command sent just before blocking get
-		// there, so that it is stamped now (bridge/ros2.Gate.Settle).
-		// Also when some already did (msg): the first datagrams of a
-		// burst wake the fd while the receive thread, on the other CPU,
-		// still works through the rest.
-		if r.settle != nil {
-			t0 := r.clk.Monotonic()
-			if !r.settle.Settle() {
-				r.settleTimeouts++
-			}
-			r.settles++
-			r.settleNs += r.clk.Monotonic() - t0
-			msg = true
-		}
+	if c.ros && w.Blocked && r.settle != nil {
+		// dispatch settled the DDS bridge at the block (settleBlock):
+		// what the client sent before it is at the bridge's fd now.
+		msg = true
 	}
 	switch {
 	case req:
