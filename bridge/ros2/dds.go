@@ -364,6 +364,17 @@ type Match struct {
 // Matched lists the readers matched with w.
 func (w *Writer) Matched() ([]Match, error) { return matched(w.ent, true, false) }
 
+// MatchChanged reports whether the readers matched with w changed since
+// the last call (the first call: since w was created). It costs no
+// allocation; one caller only, as each call resets what it reports.
+func (w *Writer) MatchChanged() (bool, error) {
+	rc := C.tcs_match_changed(w.ent)
+	if rc < 0 {
+		return false, ddsErr("publication matched status", C.dds_return_t(rc))
+	}
+	return rc == 1, nil
+}
+
 // MatchedUserData lists the readers matched with w with their USER_DATA.
 func (w *Writer) MatchedUserData() ([]Match, error) { return matched(w.ent, true, true) }
 

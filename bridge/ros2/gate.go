@@ -215,8 +215,10 @@ func (g *Gate) refreshLoop() {
 		case <-g.stop:
 			return
 		case <-t.C:
-			if err := g.refresh(); err != nil {
-				g.once("refresh", func(l *zerolog.Event) { l.Err(err).Msg("ros2: cannot refresh the matched endpoints") })
+			if g.matchChanged() {
+				if err := g.refresh(); err != nil {
+					g.once("refresh", func(l *zerolog.Event) { l.Err(err).Msg("ros2: cannot refresh the matched endpoints") })
+				}
 			}
 			g.flushRejects()
 		}
@@ -245,6 +247,39 @@ func (s *snapshot) eachReader(w *Writer, f func(client int)) (others bool, err e
 		}
 	}
 	return others, nil
+}
+
+// matchChanged reports whether the readers matched with any of the gate's
+// writers changed since it last asked (an error counts as a change, for
+// refresh to report). It asks every writer, so that each change is
+// reported once. Listing every writer's matches at every tick (a copy of
+// each matched reader's data) is then done only when one changed.
+func (g *Gate) matchChanged() bool {
+	changed := false
+	ask := func(w *Writer) {
+		if w == nil {
+			return
+		}
+		c, err := w.MatchChanged()
+		changed = changed || c || err != nil
+	}
+	for _, w := range g.private {
+		ask(w)
+	}
+	for _, w := range g.sensors {
+		ask(w)
+	}
+	for _, ws := range g.world {
+		for _, w := range ws {
+			ask(w)
+		}
+	}
+	for _, rl := range g.relays {
+		for i := range rl.writers {
+			ask(rl.writers[i].Load())
+		}
+	}
+	return changed
 }
 
 // refresh recomputes the snapshot from the matched endpoints.

@@ -356,6 +356,13 @@ dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uin
   return k;
 }
 
+int tcs_match_changed(dds_entity_t w) {
+  dds_publication_matched_status_t st;
+  dds_return_t rc = dds_get_publication_matched_status(w, &st);
+  if (rc < 0) return rc;
+  return st.total_count_change != 0 || st.current_count_change != 0;
+}
+
 dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap) {
   enum { kMax = 512 };
   void *ptrs[kMax] = {NULL};

@@ -63,6 +63,10 @@ dds_return_t tcs_guid(dds_entity_t e, uint8_t out[16]);
 // tcs_endpoint.userdata); it returns their number or < 0.
 dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uint8_t (*participants)[16], char (*uds)[512],
                          int cap);
+// tcs_match_changed reports whether the readers matched with writer w
+// changed since the last call for w (1) or not (0), < 0 on error. It takes
+// w's publication-matched status, which resets its change counts.
+int tcs_match_changed(dds_entity_t w);
 // tcs_graph lists the alive endpoints of the builtin-topic reader rd (a
 // reader of DDS_BUILTIN_TOPIC_DCPSPUBLICATION or ...SUBSCRIPTION).
 dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap);
