@@ -125,3 +125,61 @@ func TestSysmonWaitsForItsTurns(t *testing.T) {
 		t.Errorf("%d ticks after the main goroutine blocked in a read, want ≥ 20: sysmon did not hand its P on", n)
 	}
 }
+
+// A Go ROS client whose every thread but sysmon waits, while a goroutine
+// of it has work that needs the P a blocking call holds (the helper after
+// "blocking"), is dispatched only when a probe finds it runnable: its
+// runnable sysmon counts once its turn is due (Runnable, sysmonThread.
+// probed), so the client still gets the turns that hand the P on, and its
+// ticks go on.
+func TestSysmonProbedWhenItsTurnIsDue(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	p := spawnHelper(t, m, "sysmon")
+	p.SysmonTurns = true
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	log := func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
+	ticksAfter := func() int {
+		s := log()
+		i := strings.Index(s, "blocking\n")
+		if i < 0 {
+			return -1
+		}
+		return strings.Count(s[i:], "tick ")
+	}
+	run := func(q *Proc) {
+		if _, err := m.Run(q, int64(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Until the main goroutine blocks, dispatch it as any runnable client,
+	// but with no turn (its dispatches are never enough for one): sysmon
+	// must not hand the P on before the probes below.
+	deadline := time.Now().Add(20 * time.Second)
+	for ticksAfter() < 0 && time.Now().Before(deadline) {
+		p.sm.runs = 0
+		run(p)
+		run(busy)
+	}
+	if tid, _ := p.Sysmon(); tid == 0 || ticksAfter() < 0 {
+		t.Fatalf("the helper did not block, or its sysmon was not found (tid %d), in 20 s; log:\n%.2000s", tid, log())
+	}
+	// From then on, only when a probe finds it runnable, as the policy's
+	// probes do for a client that waits.
+	n0 := ticksAfter()
+	probes, found := 0, 0
+	deadline = time.Now().Add(20 * time.Second)
+	for ticksAfter()-n0 < 20 && time.Now().Before(deadline) {
+		run(busy)
+		probes++
+		if m.Runnable(p) {
+			found++
+			run(p)
+		}
+	}
+	_, turns := p.Sysmon()
+	t.Logf("%d probes, %d found it runnable; %d turns; %d ticks after the probes began", probes, found, turns, ticksAfter()-n0)
+	if n := ticksAfter() - n0; n < 20 {
+		t.Errorf("%d ticks in 20 s of probes (%d of %d found the client runnable), want ≥ 20: a client whose runtime needs a sysmon turn was never dispatched", n, found, probes)
+	}
+}
