@@ -123,12 +123,15 @@ const LoopbackConfig = `<CycloneDDS><Domain Id="any"><General><Interfaces>` +
 // multicast off and adds localhost as a peer, but does not choose the
 // interface, so the node advertises its default interface's address (eth0),
 // which a bridge listening on 127.0.0.1 cannot reach, and never matches its
-// clock. rmw_cyclonedds appends its own settings for the range after this
-// (Cyclone merges them).
+// clock. rmw_cyclonedds puts its own settings for the range before this
+// (Cyclone merges them, the later winning): among them
+// MaxAutoParticipantIndex 32, with which the 33rd participant on the host
+// fails to start ("Failed to find a free participant index"), so this one
+// raises it to LoopbackConfig's 119.
 const ClientConfig = `<CycloneDDS><Domain Id="any"><General><Interfaces>` +
 	`<NetworkInterface address="127.0.0.1"/></Interfaces><AllowMulticast>false</AllowMulticast></General>` +
-	`<Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers></Discovery>` +
-	`</Domain></CycloneDDS>`
+	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>119</MaxAutoParticipantIndex>` +
+	`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`
 
 func ddsErr(what string, rc C.dds_return_t) error {
 	if rc >= 0 {
