@@ -87,6 +87,7 @@ func (r *runner) startup() error {
 	t0 := time.Now()
 	deadline := t0.Add(timeout)
 	lastCPU := make([]int64, len(r.clients))
+	busyNow := make([]bool, len(r.clients)) // used CPU in the last poll
 	quietSince := time.Time{}
 	var missing []string
 	var others string
@@ -144,9 +145,8 @@ func (r *runner) startup() error {
 			// A best-effort node (a planner) may compute from the start:
 			// only the periodic ones must have settled into their waits.
 			cpu := c.proc.CPU()
-			if cpu-lastCPU[i] > int64(startupPoll)/startupIdleShare && !c.rosBE {
-				busy = true
-			}
+			busyNow[i] = cpu-lastCPU[i] > int64(startupPoll)/startupIdleShare && !c.rosBE
+			busy = busy || busyNow[i]
 			lastCPU[i] = cpu
 		}
 		now := time.Now()
@@ -178,7 +178,7 @@ func (r *runner) startup() error {
 				case !c.ros:
 				case missing[i] != "":
 					fmt.Fprintf(&b, "\n  client %q: %s%s", c.conf.Name, missing[i], logOf(c))
-				case busy:
+				case busyNow[i]:
 					fmt.Fprintf(&b, "\n  client %q: connected but still using CPU%s", c.conf.Name, logOf(c))
 				}
 			}
