@@ -424,20 +424,13 @@ func writeHeader(w io.Writer, fields map[string]string) error {
 // set reads (a publisher's, into the gate) would otherwise wake one of the
 // runtime's threads each time the peer writes to it.
 func ownFd(c *net.TCPConn) (int, error) {
-	rc, err := c.SyscallConn()
+	own, err := linux.DupConn(c)
 	if err != nil {
-		return -1, fmt.Errorf("raw socket: %w", err)
-	}
-	own, derr := -1, error(nil)
-	if err := rc.Control(func(f uintptr) { own, derr = linux.Own(int(f)) }); err != nil {
-		return -1, fmt.Errorf("raw socket: %w", err)
-	}
-	if derr != nil {
-		return -1, fmt.Errorf("raw socket: %w", derr)
+		return -1, err
 	}
 	if err := c.Close(); err != nil {
 		linux.Close(own)
-		return -1, fmt.Errorf("raw socket: close the original: %w", err)
+		return -1, fmt.Errorf("socket: close the original: %w", err)
 	}
 	return own, nil
 }

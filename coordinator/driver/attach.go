@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tcs-robotics/tcs/config"
 	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
@@ -76,17 +74,9 @@ type attachGated struct {
 // dupConn duplicates conn's socket: the attached process's end closes with
 // its exec (close-on-exec), which the duplicate sees as end of stream.
 func dupConn(conn *net.UnixConn) (int, error) {
-	raw, err := conn.SyscallConn()
+	fd, err := linux.DupConn(conn)
 	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	var derr error
-	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return -1, err
-	}
-	if derr != nil {
-		return -1, fmt.Errorf("dup the attach connection: %w", derr)
+		return -1, fmt.Errorf("the attach connection: %w", err)
 	}
 	return fd, nil
 }

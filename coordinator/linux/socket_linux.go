@@ -2,7 +2,9 @@ package linux
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,16 +34,24 @@ func SendAll(fd int, b []byte) (int, error) {
 	return n, nil
 }
 
-// Own returns a close-on-exec duplicate of descriptor fd for the caller
-// to own (and to close with Close): once the original is closed, the
-// duplicate is outside Go's network poller, so the runtime no longer
-// wakes a thread each time it becomes readable.
-func Own(fd int) (int, error) {
-	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+// DupConn returns a close-on-exec duplicate of c's descriptor for the
+// caller to own (and to close with Close). The socket stays open through
+// it after c is closed, and outside Go's network poller then, so the
+// runtime no longer wakes a thread each time it becomes readable.
+func DupConn(c syscall.Conn) (int, error) {
+	raw, err := c.SyscallConn()
 	if err != nil {
-		return -1, os.NewSyscallError("fcntl F_DUPFD_CLOEXEC", err)
+		return -1, fmt.Errorf("dup socket: %w", err)
 	}
-	return nfd, nil
+	fd := -1
+	var derr error
+	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, fmt.Errorf("dup socket: %w", err)
+	}
+	if derr != nil {
+		return -1, os.NewSyscallError("fcntl F_DUPFD_CLOEXEC", derr)
+	}
+	return fd, nil
 }
 
 // Close closes descriptor fd.
