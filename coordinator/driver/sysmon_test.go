@@ -60,16 +60,34 @@ func helperSysmon() int {
 	return 0
 }
 
+// sysmonRun starts the "sysmon" helper as a Go ROS client (SysmonTurns) and
+// a busy shell to alternate it with. ticksAfter counts the helper's ticks
+// after its main goroutine blocked (-1 before); log is its output.
+func sysmonRun(t *testing.T) (m *Mechanism, p, busy *Proc, log func() string, ticksAfter func() int, done func()) {
+	t.Helper()
+	m, done = newMech(t)
+	p = spawnHelper(t, m, "sysmon")
+	p.SysmonTurns = true
+	busy = spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	log = func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
+	ticksAfter = func() int {
+		s := log()
+		i := strings.Index(s, "blocking\n")
+		if i < 0 {
+			return -1
+		}
+		return strings.Count(s[i:], "tick ")
+	}
+	return m, p, busy, log, ticksAfter, done
+}
+
 // A Go client's sysmon thread is found, waits at ℓ3 whenever its client is
 // raised (it moves only in its turns, after the raise), gets at most one
 // turn per sysmonTurn, and still does its work in them: a goroutine
 // blocked in a system call gives the only P up to one that can run.
 func TestSysmonWaitsForItsTurns(t *testing.T) {
-	m, done := newMech(t)
+	m, p, busy, log, ticksAfter, done := sysmonRun(t)
 	defer done()
-	p := spawnHelper(t, m, "sysmon")
-	p.SysmonTurns = true
-	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
 	var raisesFound, raisedSysmon int
 	m.afterRaise = func() {
 		tid, _ := p.Sysmon()
@@ -82,15 +100,6 @@ func TestSysmonWaitsForItsTurns(t *testing.T) {
 		}
 	}
 	defer func() { m.afterRaise = nil }()
-	log := func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
-	ticksAfter := func() int {
-		s := log()
-		i := strings.Index(s, "blocking\n")
-		if i < 0 {
-			return 0
-		}
-		return strings.Count(s[i:], "tick ")
-	}
 	var found time.Time
 	start := time.Now()
 	deadline := start.Add(20 * time.Second)
@@ -133,20 +142,8 @@ func TestSysmonWaitsForItsTurns(t *testing.T) {
 // probed), so the client still gets the turns that hand the P on, and its
 // ticks go on.
 func TestSysmonProbedWhenItsTurnIsDue(t *testing.T) {
-	m, done := newMech(t)
+	m, p, busy, log, ticksAfter, done := sysmonRun(t)
 	defer done()
-	p := spawnHelper(t, m, "sysmon")
-	p.SysmonTurns = true
-	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
-	log := func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
-	ticksAfter := func() int {
-		s := log()
-		i := strings.Index(s, "blocking\n")
-		if i < 0 {
-			return -1
-		}
-		return strings.Count(s[i:], "tick ")
-	}
 	run := func(q *Proc) {
 		if _, err := m.Run(q, int64(time.Millisecond)); err != nil {
 			t.Fatal(err)
