@@ -1082,12 +1082,13 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
+	sent := false
 	for {
 		// A wait on the host (a read from disk) or a short wall-clock
 		// sleep (roscpp polling for its clock): the client goes on by
 		// itself; the world waits for it, as long as the policy says
 		// (a native client's reads block once each).
-		sent := r.settleBlock(c, w)
+		sent = r.settleBlock(c, w)
 		budget := r.holdOver(a, c, w, sent)
 		if budget <= 0 {
 			break
@@ -1106,7 +1107,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if c.ros && w.Blocked && r.master != nil {
 		r.waitMaster()
 	}
-	r.charge(a, w, w0)
+	r.charge(a, w, w0, sent)
 	return nil
 }
 
@@ -1189,8 +1190,8 @@ const (
 
 // charge does what follows the Run w of dispatch a, begun at w0: it charges
 // the CPU to the client and tells the policy, and serves what the wake
-// brought.
-func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
+// brought (sent: a message waits at the DDS bridge, settleBlock).
+func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) {
 	c := r.clients[a.Client]
 	// Keep the last dispatches (for the first late activation) and the
 	// overrun ones, for the log.
@@ -1233,11 +1234,10 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64) {
 			r.tag(w.Tags[k])
 		}
 	}
-	if c.ros && w.Blocked && r.settle != nil {
-		// dispatch settled the DDS bridge at the block (settleBlock):
-		// what the client sent before it is at the bridge's fd now.
-		msg = true
-	}
+	// dispatch settled a DDS bridge at the block (settleBlock): what the
+	// client sent before it waits at the bridge's fd now, and is drained
+	// only if there is any.
+	msg = msg || sent
 	switch {
 	case req:
 		why = coordinator.Request
