@@ -91,7 +91,13 @@ type Node struct {
 	guid     Guid
 	pubGraph C.dds_entity_t
 	subGraph C.dds_entity_t
+	pubNews  C.dds_entity_t // read conditions: a sample of pubGraph, subGraph not read yet
+	subNews  C.dds_entity_t
 	disc     *Writer
+
+	graphMu    sync.Mutex // the graph's last lists
+	graphRead  bool
+	pubs, subs []Endpoint
 
 	mu      sync.Mutex
 	readers []Guid
@@ -198,6 +204,12 @@ func NewNode(conf NodeConf) (n *Node, err error) {
 	n.subGraph = C.dds_create_reader(n.pp, C.DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION, nil, nil)
 	if n.pubGraph < 0 || n.subGraph < 0 {
 		return nil, fmt.Errorf("ros2: %w", ddsErr("builtin-topic readers", C.dds_return_t(min(n.pubGraph, n.subGraph))))
+	}
+	const notRead = C.DDS_NOT_READ_SAMPLE_STATE | C.DDS_ANY_VIEW_STATE | C.DDS_ANY_INSTANCE_STATE
+	n.pubNews = C.dds_create_readcondition(n.pubGraph, notRead)
+	n.subNews = C.dds_create_readcondition(n.subGraph, notRead)
+	if n.pubNews < 0 || n.subNews < 0 {
+		return nil, fmt.Errorf("ros2: %w", ddsErr("builtin-topic read conditions", C.dds_return_t(min(n.pubNews, n.subNews))))
 	}
 	if n.disc, err = n.writer(endpointConf{dds: rmsgs.DiscoveryTopic, label: rmsgs.DiscoveryTopic, rosType: rmsgs.ParticipantEntitiesInfo, q: Latched}); err != nil {
 		return nil, err
@@ -516,36 +528,66 @@ type Endpoint struct {
 }
 
 // Graph lists the alive writers and readers of the domain (the bridge's
-// own included).
+// own included). It reads the builtin topics again only when they hold
+// news (an endpoint appeared, changed or went away); otherwise it returns
+// the lists of the last call, which callers must not modify.
 func (n *Node) Graph() (pubs, subs []Endpoint, err error) {
-	if pubs, err = graph(n.pubGraph); err != nil {
+	n.graphMu.Lock()
+	defer n.graphMu.Unlock()
+	if n.pubs, err = graph(n.pubGraph, n.pubNews, n.pubs, n.graphRead); err != nil {
 		return nil, nil, err
 	}
-	subs, err = graph(n.subGraph)
-	return pubs, subs, err
+	if n.subs, err = graph(n.subGraph, n.subNews, n.subs, n.graphRead); err != nil {
+		return nil, nil, err
+	}
+	n.graphRead = true
+	return n.pubs, n.subs, nil
 }
 
-func graph(rd C.dds_entity_t) ([]Endpoint, error) {
-	const max = 512
-	buf := (*[max]C.tcs_endpoint)(C.malloc(C.size_t(max) * C.size_t(unsafe.Sizeof(C.tcs_endpoint{}))))
-	defer C.free(unsafe.Pointer(buf))
-	k := C.tcs_graph(rd, &buf[0], max)
-	if k < 0 {
-		return nil, ddsErr("read the builtin topics", k)
-	}
-	out := make([]Endpoint, int(k))
-	for i := range out {
-		e := &buf[i]
-		out[i] = Endpoint{
-			Key:         *(*Guid)(unsafe.Pointer(&e.key[0])),
-			Participant: *(*Guid)(unsafe.Pointer(&e.participant[0])),
-			Topic:       C.GoString(&e.topic[0]),
-			Type:        C.GoString(&e.typ[0]),
-			QoS:         QoS{Reliable: e.reliable != 0, TransientLocal: e.transient_local != 0},
-			UserData:    C.GoString(&e.userdata[0]),
+// graph lists the alive endpoints of builtin-topic reader rd: prev when
+// rd was read before (read) and its condition news (samples not read yet)
+// is not triggered, else all of them, in reads of a growing capacity until
+// one is not filled.
+func graph(rd, news C.dds_entity_t, prev []Endpoint, read bool) ([]Endpoint, error) {
+	if read {
+		switch c := C.dds_triggered(news); {
+		case c < 0:
+			return nil, ddsErr("read the builtin topics", c)
+		case c == 0:
+			return prev, nil
 		}
 	}
-	return out, nil
+	for size := max(256, 2*len(prev)); ; size *= 2 {
+		buf := (*C.tcs_endpoint)(C.malloc(C.size_t(size) * C.size_t(unsafe.Sizeof(C.tcs_endpoint{}))))
+		if buf == nil {
+			return nil, fmt.Errorf("read the builtin topics: no memory for %d endpoints", size)
+		}
+		var more C.int
+		k := C.tcs_graph(rd, buf, C.int(size), &more)
+		if k < 0 {
+			C.free(unsafe.Pointer(buf))
+			return nil, ddsErr("read the builtin topics", k)
+		}
+		if more != 0 {
+			C.free(unsafe.Pointer(buf))
+			continue
+		}
+		eps := unsafe.Slice(buf, int(k))
+		out := make([]Endpoint, int(k))
+		for i := range out {
+			e := &eps[i]
+			out[i] = Endpoint{
+				Key:         *(*Guid)(unsafe.Pointer(&e.key[0])),
+				Participant: *(*Guid)(unsafe.Pointer(&e.participant[0])),
+				Topic:       C.GoString(&e.topic[0]),
+				Type:        C.GoString(&e.typ[0]),
+				QoS:         QoS{Reliable: e.reliable != 0, TransientLocal: e.transient_local != 0},
+				UserData:    C.GoString(&e.userdata[0]),
+			}
+		}
+		C.free(unsafe.Pointer(buf))
+		return out, nil
+	}
 }
 
 // announce publishes the node's ParticipantEntitiesInfo on

@@ -678,6 +678,20 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 	s := g.snap.Load()
 	self := Prefix(g.node.Guid())
 	ownerOf := func(p Guid) (int, bool) { i, ok := s.client[Prefix(p)]; return i, ok }
+	// Each client's endpoints, found in one pass: the graph of a large
+	// launch holds thousands, and this runs at every poll of the start-up.
+	ownSubs := make([][]*Endpoint, len(g.conf.Clients))
+	ownPubs := make([][]*Endpoint, len(g.conf.Clients))
+	for k := range subs {
+		if i, ok := ownerOf(subs[k].Participant); ok {
+			ownSubs[i] = append(ownSubs[i], &subs[k])
+		}
+	}
+	for k := range pubs {
+		if i, ok := ownerOf(pubs[k].Participant); ok {
+			ownPubs[i] = append(ownPubs[i], &pubs[k])
+		}
+	}
 	out := make([]string, len(g.conf.Clients))
 	for i, c := range g.conf.Clients {
 		if !c.ROS {
@@ -691,19 +705,26 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 		}
 		robot := g.conf.Robots[c.Robot].Name
 		command := g.conf.Robots[c.Robot].CommandName()
-		for _, e := range subs {
-			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+layout.SensorTopic(robot) && s.sensor[c.Robot]&(1<<i) == 0 {
-				miss = append(miss, "subscribed to "+layout.SensorTopic(robot)+" but not matched yet (QoS or type?)")
+		// DDS names of the topics (rt/...), made once per client.
+		sensor := layout.SensorTopic(robot)
+		sensorDDS, commandDDS := "rt"+sensor, "rt"+command
+		sensors := g.conf.Robots[c.Robot].Sensors
+		worldDDS := make([]string, len(sensors))
+		for k, sn := range sensors {
+			worldDDS[k] = "rt" + layout.WorldSensorTopic(robot, sn.Name)
+		}
+		for _, e := range ownSubs[i] {
+			if e.Topic == sensorDDS && s.sensor[c.Robot]&(1<<i) == 0 {
+				miss = append(miss, "subscribed to "+sensor+" but not matched yet (QoS or type?)")
 			}
-			for k, sn := range g.conf.Robots[c.Robot].Sensors {
-				topic := layout.WorldSensorTopic(robot, sn.Name)
-				if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+topic && s.world[c.Robot][k]&(1<<i) == 0 {
-					miss = append(miss, "subscribed to "+topic+" but not matched yet (QoS or type?)")
+			for k, t := range worldDDS {
+				if e.Topic == t && s.world[c.Robot][k]&(1<<i) == 0 {
+					miss = append(miss, "subscribed to "+t[2:]+" but not matched yet (QoS or type?)")
 				}
 			}
 		}
-		for _, e := range pubs {
-			if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == "rt"+command {
+		for _, e := range ownPubs[i] {
+			if e.Topic == commandDDS {
 				if !g.matchedPub(g.cmds[c.Robot], e.Key) {
 					miss = append(miss, "publishes "+command+" but tcs is not matched to it yet (type "+rmsgs.ROSType(e.Type)+"?)")
 				}
@@ -716,10 +737,11 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 				}
 				continue
 			}
-			t := "rt" + layout.ClientRelayTopic(c.Name, rl.Topic)
-			for _, e := range subs {
-				if j, ok := ownerOf(e.Participant); ok && j == i && e.Topic == t && !s.relay[k][i] {
-					miss = append(miss, "subscribed to "+layout.ClientRelayTopic(c.Name, rl.Topic)+" but not matched yet")
+			topic := layout.ClientRelayTopic(c.Name, rl.Topic)
+			topicDDS := "rt" + topic
+			for _, e := range ownSubs[i] {
+				if e.Topic == topicDDS && !s.relay[k][i] {
+					miss = append(miss, "subscribed to "+topic+" but not matched yet")
 				}
 			}
 		}

@@ -363,14 +363,25 @@ int tcs_match_changed(dds_entity_t w) {
   return st.total_count_change != 0 || st.current_count_change != 0;
 }
 
-dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap) {
-  enum { kMax = 512 };
-  void *ptrs[kMax] = {NULL};
-  dds_sample_info_t si[kMax];
-  dds_return_t n = dds_read(rd, ptrs, si, kMax, kMax);
-  if (n < 0) return n;
+dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap, int *more) {
+  *more = 0;
+  if (cap <= 0) return DDS_RETCODE_BAD_PARAMETER;
+  void **ptrs = calloc((size_t)cap, sizeof *ptrs);
+  dds_sample_info_t *si = malloc((size_t)cap * sizeof *si);
+  if (ptrs == NULL || si == NULL) {
+    free(ptrs);
+    free(si);
+    return DDS_RETCODE_OUT_OF_RESOURCES;
+  }
+  dds_return_t n = dds_read(rd, ptrs, si, (size_t)cap, (uint32_t)cap);
+  if (n < 0) {
+    free(ptrs);
+    free(si);
+    return n;
+  }
+  *more = n == cap;
   int k = 0;
-  for (int i = 0; i < n && k < cap; i++) {
+  for (int i = 0; i < n; i++) {
     if (!si[i].valid_data || si[i].instance_state != DDS_IST_ALIVE) continue;
     const dds_builtintopic_endpoint_t *ep = ptrs[i];
     tcs_endpoint *o = &out[k++];
@@ -386,6 +397,8 @@ dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap) {
     copy_userdata(ep->qos, o->userdata, sizeof o->userdata);
   }
   dds_return_loan(rd, ptrs, n);
+  free(ptrs);
+  free(si);
   return k;
 }
 

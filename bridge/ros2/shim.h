@@ -68,8 +68,10 @@ dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uin
 // w's publication-matched status, which resets its change counts.
 int tcs_match_changed(dds_entity_t w);
 // tcs_graph lists the alive endpoints of the builtin-topic reader rd (a
-// reader of DDS_BUILTIN_TOPIC_DCPSPUBLICATION or ...SUBSCRIPTION).
-dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap);
+// reader of DDS_BUILTIN_TOPIC_DCPSPUBLICATION or ...SUBSCRIPTION), reading
+// at most cap samples; *more is set when it read cap of them (there may be
+// more: call again with a larger cap).
+dds_return_t tcs_graph(dds_entity_t rd, tcs_endpoint *out, int cap, int *more);
 // tcs_wait_acks waits up to timeout_ns for every matched reliable reader
 // to acknowledge what writer wr wrote.
 dds_return_t tcs_wait_acks(dds_entity_t wr, int64_t timeout_ns);
