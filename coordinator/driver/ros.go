@@ -62,6 +62,33 @@ const (
 	defaultStartup   = 30 * time.Second
 )
 
+// restShareWarn is the share of the simulation CPU the ROS clients may use
+// together at rest before start-up says so: virtual time then advances
+// only in what they leave. (Each is quiet by startupIdleShare; 64 rclcpp
+// nodes on one CPU are each, and fill it with DDS discovery.)
+const restShareWarn = 0.5
+
+// restLoad follows the share of the simulation CPU the ROS clients used
+// together over the last whole second of the start-up.
+type restLoad struct {
+	since time.Time
+	used  int64   // the clients' CPU since since (ns)
+	share float64 // over the last whole second; -1 before the first
+}
+
+// add takes the CPU (ns) the clients used since the last call, at now.
+func (l *restLoad) add(now time.Time, used int64) {
+	if l.since.IsZero() {
+		l.since, l.share = now, -1
+		return
+	}
+	l.used += used
+	if d := now.Sub(l.since); d >= time.Second {
+		l.share = float64(l.used) / float64(d)
+		l.since, l.used = now, 0
+	}
+}
+
 // errStartupStop is returned by startup when the run was interrupted.
 var errStartupStop = errors.New("interrupted during start-up")
 
@@ -88,11 +115,13 @@ func (r *runner) startup() error {
 	deadline := t0.Add(timeout)
 	lastCPU := make([]int64, len(r.clients))
 	busyNow := make([]bool, len(r.clients)) // used CPU in the last poll
+	seen := make([]bool, len(r.clients))    // lastCPU is the client's
 	quietSince := time.Time{}
 	var missing []string
 	var others string
 	var othersSince time.Time
 	othersWarned := false
+	var load restLoad
 	for {
 		r.acceptAttach()
 		if r.attachErr != nil {
@@ -129,6 +158,7 @@ func (r *runner) startup() error {
 		}
 		ready := true
 		busy := false
+		var used int64 // the ROS clients' CPU since the last poll
 		for i, c := range r.clients {
 			if !c.ros {
 				continue
@@ -147,9 +177,13 @@ func (r *runner) startup() error {
 			cpu := c.proc.CPU()
 			busyNow[i] = cpu-lastCPU[i] > int64(startupPoll)/startupIdleShare && !c.rosBE
 			busy = busy || busyNow[i]
-			lastCPU[i] = cpu
+			if seen[i] {
+				used += cpu - lastCPU[i]
+			}
+			lastCPU[i], seen[i] = cpu, true
 		}
 		now := time.Now()
+		load.add(now, used)
 		if others != "" && ready {
 			// The clients are connected; other subscribers (a recorder)
 			// get a little longer, then the run goes on without them.
@@ -169,6 +203,10 @@ func (r *runner) startup() error {
 		case quietSince.IsZero():
 			quietSince = now
 		case now.Sub(quietSince) >= startupQuiet:
+			if load.share >= restShareWarn {
+				r.log.Warn().Int("percent", int(100*load.share+0.5)).Msg("start-up: the ROS clients are quiet one by one, " +
+					"but together they use this share of the simulation CPU at rest: virtual time will advance slowly")
+			}
 			return r.begin(now.Sub(t0))
 		}
 		if now.After(deadline) {
@@ -184,6 +222,12 @@ func (r *runner) startup() error {
 			}
 			if others != "" {
 				fmt.Fprintf(&b, "\n  other nodes: %s", others)
+			}
+			if load.share >= 0 {
+				fmt.Fprintf(&b, "\n  together the ROS clients used %.0f %% of the simulation CPU over the last second", 100*load.share)
+				if load.share >= restShareWarn {
+					b.WriteString(" (if they are not still starting, more nodes than this CPU holds at rest)")
+				}
 			}
 			return fmt.Errorf("%s: the ROS clients did not start within ros.startup_timeout (%v):%s", r.sc.File, timeout, b.String())
 		}
