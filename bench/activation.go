@@ -491,20 +491,27 @@ func masterURI() (string, error) {
 	return uri, nil
 }
 
-// runError returns the last error line `tcs run` wrote to the log at
-// path ("tcs run: ..."), "" when there is none.
+// runError returns the last error `tcs run` wrote to the log at path
+// ("tcs run: ..." and the indented lines that go on with it, joined by
+// "; "), "" when there is none.
 func runError(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
-	last := ""
+	var last []string
+	more := false // the lines go on with the last error
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "tcs run: ") {
-			last = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "tcs run: "):
+			last, more = []string{strings.TrimSuffix(strings.TrimSpace(l), ":")}, true
+		case more && strings.HasPrefix(l, "  ") && strings.TrimSpace(l) != "":
+			last = append(last, strings.TrimSpace(l))
+		default:
+			more = false
 		}
 	}
-	return last
+	return strings.Join(last, "; ")
 }
 
 // suffix is sep + s, or "" when s is.

@@ -241,3 +241,23 @@ func TestFloatParam(t *testing.T) {
 		}
 	}
 }
+
+// A failed run's reason is its last error with the lines that go on with
+// it (a start-up time-out lists the clients at fault below its first line).
+func TestRunErrorKeepsItsList(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.log")
+	log := "tcs: a warning\ntcs run: an earlier error\n" +
+		"tcs run: s.yaml: the ROS clients did not start within ros.startup_timeout (3m12s):\n" +
+		"  client \"pd10\": not subscribed to its clock /tcs/pd10/clock (log pd10.log)\n" +
+		"  together the ROS clients used 84 % of the simulation CPU over the last second\n" +
+		"tcs: after\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "tcs run: s.yaml: the ROS clients did not start within ros.startup_timeout (3m12s); " +
+		"client \"pd10\": not subscribed to its clock /tcs/pd10/clock (log pd10.log); " +
+		"together the ROS clients used 84 % of the simulation CPU over the last second"
+	if got := runError(path); got != want {
+		t.Fatalf("runError = %q\nwant      %q", got, want)
+	}
+}
