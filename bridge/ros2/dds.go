@@ -398,32 +398,43 @@ func (w *Writer) MatchedUserData() ([]Match, error) { return matched(w.ent, true
 const userDataMax = 512
 
 func matched(e C.dds_entity_t, writer, withUD bool) ([]Match, error) {
-	const max = 256
-	keys := make([][16]byte, max)
-	pps := make([][16]byte, max)
-	var uds *[userDataMax]C.char
-	if withUD {
-		buf := make([][userDataMax]C.char, max)
-		uds = &buf[0]
-	}
 	isw := C.int(0)
 	if writer {
 		isw = 1
 	}
-	k := C.tcs_matched(e, isw, (*[16]C.uint8_t)(unsafe.Pointer(&keys[0])), (*[16]C.uint8_t)(unsafe.Pointer(&pps[0])), uds, max)
-	if k < 0 {
-		return nil, ddsErr("matched endpoints", k)
-	}
-	out := make([]Match, int(k))
-	for i := range out {
-		out[i] = Match{Key: keys[i], Participant: pps[i]}
+	// Most of tcs's endpoints are matched with one or two: buffers for 8
+	// first, larger ones only when more are matched (the shim lists at
+	// most matchMax). This runs for every writer at each refresh.
+	for size := 8; ; size = min(matchMax, 4*size) {
+		keys := make([][16]byte, size)
+		pps := make([][16]byte, size)
+		var uds *[userDataMax]C.char
 		if withUD {
-			p := unsafe.Add(unsafe.Pointer(uds), i*userDataMax)
-			out[i].UserData = C.GoString((*C.char)(p))
+			buf := make([][userDataMax]C.char, size)
+			uds = &buf[0]
 		}
+		var total C.int
+		k := C.tcs_matched(e, isw, (*[16]C.uint8_t)(unsafe.Pointer(&keys[0])), (*[16]C.uint8_t)(unsafe.Pointer(&pps[0])), uds, C.int(size), &total)
+		if k < 0 {
+			return nil, ddsErr("matched endpoints", k)
+		}
+		if int(total) > size && size < matchMax {
+			continue
+		}
+		out := make([]Match, int(k))
+		for i := range out {
+			out[i] = Match{Key: keys[i], Participant: pps[i]}
+			if withUD {
+				p := unsafe.Add(unsafe.Pointer(uds), i*userDataMax)
+				out[i].UserData = C.GoString((*C.char)(p))
+			}
+		}
+		return out, nil
 	}
-	return out, nil
 }
+
+// matchMax is how many matched endpoints matched lists at most.
+const matchMax = 256
 
 // Reader is a DDS reader of opaque CDR samples.
 type Reader struct {

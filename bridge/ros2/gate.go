@@ -94,8 +94,11 @@ type Gate struct {
 	relays  []*gateRelay
 
 	snap atomic.Pointer[snapshot]
-	stop chan struct{}
-	done chan struct{}
+	// refreshMu makes refreshes (the refresh loop's, start-up's) one at a
+	// time, so that the last to read the matches is the last to store.
+	refreshMu sync.Mutex
+	stop      chan struct{}
+	done      chan struct{}
 
 	mu      sync.Mutex // guards relay set-up and the logs below
 	logged  map[string]bool
@@ -284,6 +287,8 @@ func (g *Gate) matchChanged() bool {
 
 // refresh recomputes the snapshot from the matched endpoints.
 func (g *Gate) refresh() error {
+	g.refreshMu.Lock()
+	defer g.refreshMu.Unlock()
 	s := &snapshot{client: map[[12]byte]int{}, clockOK: make([]bool, len(g.conf.Clients)),
 		sensor: make([]uint64, len(g.conf.Robots)), relay: make([][]bool, len(g.relays))}
 	for i, w := range g.private {
@@ -669,11 +674,13 @@ func (g *Gate) Waiting() (clients []string, others string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("ros2: graph: %w", err)
 	}
-	if err := g.setupRelays(pubs); err != nil {
+	if added, err := g.setupRelays(pubs); err != nil {
 		return nil, "", err
-	}
-	if err := g.refresh(); err != nil {
-		return nil, "", err
+	} else if added {
+		// The new relay writers' matches.
+		if err := g.refresh(); err != nil {
+			return nil, "", err
+		}
 	}
 	s := g.snap.Load()
 	self := Prefix(g.node.Guid())
@@ -790,8 +797,8 @@ func (g *Gate) matchedPub(rd *Reader, key Guid) bool {
 // setupRelays creates, for each relay whose publisher (its client) now
 // writes the topic, the bridge's reader of it (the publisher's type, type
 // hash and reliability) and one writer per other ROS client (its relay
-// topic, the publisher's type hash and QoS).
-func (g *Gate) setupRelays(pubs []Endpoint) error {
+// topic, the publisher's type hash and QoS). added says whether it made any.
+func (g *Gate) setupRelays(pubs []Endpoint) (added bool, err error) {
 	s := g.snap.Load()
 	changed := false
 	for _, rl := range g.relays {
@@ -804,7 +811,7 @@ func (g *Gate) setupRelays(pubs []Endpoint) error {
 			}
 			typ := rmsgs.ROSType(e.Type)
 			if typ == "" {
-				return fmt.Errorf("ros2: relay %s: the publisher's type %q is not a ROS 2 type", rl.Topic, e.Type)
+				return changed, fmt.Errorf("ros2: relay %s: the publisher's type %q is not a ROS 2 type", rl.Topic, e.Type)
 			}
 			// The type's hash is the publisher's: tcs relays types it does
 			// not know.
@@ -812,7 +819,7 @@ func (g *Gate) setupRelays(pubs []Endpoint) error {
 			q := QoS{Reliable: e.QoS.Reliable, Depth: 64}
 			rd, err := g.node.ReaderHashed(rl.Topic, typ, h, q, true)
 			if err != nil {
-				return fmt.Errorf("ros2: relay %s: %w", rl.Topic, err)
+				return changed, fmt.Errorf("ros2: relay %s: %w", rl.Topic, err)
 			}
 			for i, c := range g.conf.Clients {
 				if i == rl.From || !c.ROS {
@@ -820,7 +827,7 @@ func (g *Gate) setupRelays(pubs []Endpoint) error {
 				}
 				w, err := g.node.WriterHashed(layout.ClientRelayTopic(c.Name, rl.Topic), typ, h, QoS{Reliable: e.QoS.Reliable, TransientLocal: e.QoS.TransientLocal, Depth: 10})
 				if err != nil {
-					return fmt.Errorf("ros2: relay %s: %w", rl.Topic, err)
+					return changed, fmt.Errorf("ros2: relay %s: %w", rl.Topic, err)
 				}
 				rl.writers[i].Store(w)
 			}
@@ -832,9 +839,9 @@ func (g *Gate) setupRelays(pubs []Endpoint) error {
 		}
 	}
 	if changed {
-		return g.node.Announce()
+		return true, g.node.Announce()
 	}
-	return nil
+	return false, nil
 }
 
 // Close stops the refresher (the node is closed by its owner).

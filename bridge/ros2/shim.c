@@ -337,11 +337,12 @@ dds_return_t tcs_guid(dds_entity_t e, uint8_t out[16]) {
 }
 
 dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uint8_t (*participants)[16], char (*uds)[512],
-                         int cap) {
+                         int cap, int *total) {
   dds_instance_handle_t hs[256];
   if (cap > 256) cap = 256;
   dds_return_t n = is_writer ? dds_get_matched_subscriptions(e, hs, (size_t)cap) : dds_get_matched_publications(e, hs, (size_t)cap);
   if (n < 0) return n;
+  *total = n;
   if (n > cap) n = cap;
   int k = 0;
   for (int i = 0; i < n; i++) {

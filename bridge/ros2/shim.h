@@ -59,10 +59,12 @@ dds_return_t tcs_take(dds_entity_t rd, void *buf, uint32_t cap, uint32_t *len, u
 // tcs_guid writes an entity's GUID.
 dds_return_t tcs_guid(dds_entity_t e, uint8_t out[16]);
 // tcs_matched lists the GUIDs of the endpoints matched with writer or
-// reader e (up to cap), and, when uds is not NULL, their USER_DATA (as
-// tcs_endpoint.userdata); it returns their number or < 0.
+// reader e (up to cap, at most 256), and, when uds is not NULL, their
+// USER_DATA (as tcs_endpoint.userdata); it returns their number or < 0,
+// and sets *total to how many are matched (more than cap: call again with
+// a larger cap).
 dds_return_t tcs_matched(dds_entity_t e, int is_writer, uint8_t (*keys)[16], uint8_t (*participants)[16], char (*uds)[512],
-                         int cap);
+                         int cap, int *total);
 // tcs_match_changed reports whether the readers matched with writer w
 // changed since the last call for w (1) or not (0), < 0 on error. It takes
 // w's publication-matched status, which resets its change counts.
