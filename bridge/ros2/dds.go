@@ -545,14 +545,18 @@ type Endpoint struct {
 func (n *Node) Graph() (pubs, subs []Endpoint, err error) {
 	n.graphMu.Lock()
 	defer n.graphMu.Unlock()
-	if n.pubs, err = graph(n.pubGraph, n.pubNews, n.pubs, n.graphRead); err != nil {
+	pubs, err = graph(n.pubGraph, n.pubNews, n.pubs, n.graphRead)
+	if err == nil {
+		subs, err = graph(n.subGraph, n.subNews, n.subs, n.graphRead)
+	}
+	if err != nil {
+		// A read that failed may have marked samples read: the next call
+		// reads everything again.
+		n.graphRead = false
 		return nil, nil, err
 	}
-	if n.subs, err = graph(n.subGraph, n.subNews, n.subs, n.graphRead); err != nil {
-		return nil, nil, err
-	}
-	n.graphRead = true
-	return n.pubs, n.subs, nil
+	n.pubs, n.subs, n.graphRead = pubs, subs, true
+	return pubs, subs, nil
 }
 
 // graph lists the alive endpoints of builtin-topic reader rd: prev when
