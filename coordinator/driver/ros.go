@@ -68,8 +68,8 @@ const (
 // nodes on one CPU are each, and fill it with DDS discovery.)
 const restShareWarn = 0.5
 
-// restLoad follows the share of the simulation CPU the ROS clients used
-// together over the last whole second of the start-up.
+// restLoad follows the share of the simulation CPU the periodic ROS
+// clients used together over the last whole second of the start-up.
 type restLoad struct {
 	since time.Time
 	used  int64   // the clients' CPU since since (ns)
@@ -158,7 +158,7 @@ func (r *runner) startup() error {
 		}
 		ready := true
 		busy := false
-		var used int64 // the ROS clients' CPU since the last poll
+		var used int64 // the periodic ROS clients' CPU since the last poll
 		for i, c := range r.clients {
 			if !c.ros {
 				continue
@@ -177,7 +177,7 @@ func (r *runner) startup() error {
 			cpu := c.proc.CPU()
 			busyNow[i] = cpu-lastCPU[i] > int64(startupPoll)/startupIdleShare && !c.rosBE
 			busy = busy || busyNow[i]
-			if seen[i] {
+			if seen[i] && !c.rosBE { // a planner may compute from the start
 				used += cpu - lastCPU[i]
 			}
 			lastCPU[i], seen[i] = cpu, true
