@@ -135,9 +135,10 @@ func ticks(t *testing.T, log string) []int64 {
 // timer callback skipped or run twice); with exact, that each began with
 // the node's clock at k·P exactly. Period 1 is left out: a node that read
 // its clock before the first clock message (ROS time 0) catches up there
-// (the sleep_until loop runs twice at ROS time 1.005 s), as rospy and
-// roscpp do (test/controllers/README.md, "Start-up"). It returns the
-// number of periods checked.
+// (the sleep_until loop runs once per period from the ROS time it read to
+// its clock at 1.005 s: twice when it read the first clock, about 200
+// times when it read 0), as rospy and roscpp do (test/controllers/README.md,
+// "Start-up"). It returns the number of periods checked.
 //
 // In consistent mode an rclcpp node's ticks are not at k·P exactly: its
 // clock thread and its executor thread are two threads, and the clock the
@@ -165,6 +166,50 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool) int {
 		t.Errorf("%d activations began off k·P", off)
 	}
 	return int(end/period) - 1
+}
+
+// catchUpMiss reads the deadline misses of the run's recording (as many
+// as the summary's, misses) and returns 1 when one of them is the
+// start-up catch-up's (checkTicks): activation 1 (due P) of a node whose
+// log shows several ticks in period 1. A node that read its clock before
+// the first clock message runs its sleep_until loop once per period from
+// ROS time 0 up to its clock (about 200 times in period 1 when it read 0
+// against the epoch of 1 s); that CPU is the node's, charged to its
+// activation 1, which misses when the loop takes longer than a period on
+// this machine. Any other miss is left to the caller's count.
+func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses int64) int64 {
+	t.Helper()
+	var due []int64
+	_, err := record.Read(mcapPath, func(ch *record.ReadChannel, m *mcap.Message) error {
+		if ch.Topic != record.TopicProgress {
+			return nil
+		}
+		var p record.ClientProgress
+		if err := p.Decode(m.Data); err != nil {
+			return err
+		}
+		if p.Event == record.EventMiss {
+			due = append(due, p.DueNs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(due)) != misses {
+		t.Errorf("%d deadline misses recorded, %d in the summary", len(due), misses)
+	}
+	inFirst := 0
+	for _, v := range ticks {
+		if v >= period && v < 2*period {
+			inFirst++
+		}
+	}
+	if inFirst > 1 && slices.Contains(due, period) {
+		t.Logf("activation 1 missed its deadline running the start-up catch-up: %d ticks in period 1", inFirst)
+		return 1
+	}
+	return 0
 }
 
 // tickPeriods lists the periods k = 2 .. end/P with no tick and with
@@ -367,8 +412,10 @@ func TestROS2RealNodes(t *testing.T) {
 						t.Errorf("activations = %d, want %d", c.Activations, end/P)
 					}
 					checkPeriods(t, c, end/P+1)
-					if own := c.DeadlineMisses - c.DeadlineMissesHost; own != 0 {
-						t.Errorf("deadline_misses = %d (%d after a host-delayed timer), want 0 of the node's own", c.DeadlineMisses, c.DeadlineMissesHost)
+					catchUp := catchUpMiss(t, filepath.Join(r.outDir, "run.mcap"), tt, P, c.DeadlineMisses)
+					if own := c.DeadlineMisses - c.DeadlineMissesHost - catchUp; own != 0 {
+						t.Errorf("deadline_misses = %d (%d after a host-delayed timer, %d the start-up catch-up's), want 0 of the node's own",
+							c.DeadlineMisses, c.DeadlineMissesHost, catchUp)
 					}
 					if c.LeakS != 0 {
 						t.Errorf("leak_s = %g, want 0", c.LeakS)
