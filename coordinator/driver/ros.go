@@ -210,16 +210,18 @@ func (r *runner) startup() error {
 			return r.begin(now.Sub(t0))
 		}
 		if now.After(deadline) {
-			var b strings.Builder
+			var late []lateClient
 			for i, c := range r.clients {
 				switch {
 				case !c.ros:
 				case missing[i] != "":
-					fmt.Fprintf(&b, "\n  client %q: %s%s", c.conf.Name, missing[i], logOf(c))
+					late = append(late, lateClient{c.conf.Name, missing[i] + logOf(c)})
 				case busyNow[i]:
-					fmt.Fprintf(&b, "\n  client %q: connected but still using CPU%s", c.conf.Name, logOf(c))
+					late = append(late, lateClient{c.conf.Name, "connected but still using CPU" + logOf(c)})
 				}
 			}
+			var b strings.Builder
+			writeLate(&b, late)
 			if others != "" {
 				fmt.Fprintf(&b, "\n  other nodes: %s", others)
 			}
@@ -231,6 +233,30 @@ func (r *runner) startup() error {
 			}
 			return fmt.Errorf("%s: the ROS clients did not start within ros.startup_timeout (%v):%s", r.sc.File, timeout, b.String())
 		}
+	}
+}
+
+// lateClient is a ROS client that was not ready when start-up timed out,
+// and why.
+type lateClient struct{ name, why string }
+
+// lateListed is how many not-ready clients a start-up time-out names one
+// per line, with the reason and the log of each; the rest are named on one
+// line: a large launch that does not fit the CPU leaves dozens, and a
+// line each would bury the lines that say why.
+const lateListed = 8
+
+// writeLate writes the start-up time-out's lines for the clients in late.
+func writeLate(b *strings.Builder, late []lateClient) {
+	for k, c := range late {
+		if k == lateListed {
+			fmt.Fprintf(b, "\n  %d more clients not ready (logs in the same folder):", len(late)-k)
+			for _, c := range late[k:] {
+				b.WriteString(" " + c.name)
+			}
+			return
+		}
+		fmt.Fprintf(b, "\n  client %q: %s", c.name, c.why)
 	}
 }
 
