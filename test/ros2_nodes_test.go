@@ -176,7 +176,8 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool) int {
 // ROS time 0 up to its clock (about 200 times in period 1 when it read 0
 // against the epoch of 1 s); that CPU is the node's, charged to its
 // activation 1, which misses when the loop takes longer than a period on
-// this machine. Any other miss is left to the caller's count.
+// the machine running the test. Any other miss is left to the caller's
+// count.
 func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses int64) int64 {
 	t.Helper()
 	var due []int64

@@ -9,8 +9,8 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // when p's threads changed. It lists p's threads first unless p was last
 // lowered with its list complete (setOwnLevel): threads are created only by
 // running threads, and a lowered client does not run while the detector
-// spins, so the list is still p's. (A probe looks at every waiting client:
-// at 64 clients the listing was most of its cost.)
+// spins, so the list is still p's. (A probe looks at every waiting client;
+// a listing costs it three system calls per client.)
 func (m *Mechanism) Runnable(p *Proc) bool {
 	if p.reaped || p.exited {
 		return false
