@@ -6,19 +6,13 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // in /proc/PID/task/TID/stat): a blocked client that woke up on its own, for
 // example when a wall-clock timeout expired. Used by the policy's probes;
 // it reads each thread's state from a file kept open, and allocates only
-// when p's threads changed. It lists p's threads first unless p was last
-// lowered with its list complete (setOwnLevel): threads are created only by
-// running threads, and a lowered client does not run while the detector
-// spins, so the list is still p's. (A probe looks at every waiting client;
-// a listing costs it three system calls per client.)
+// when p's threads changed.
 func (m *Mechanism) Runnable(p *Proc) bool {
 	if p.reaped || p.exited {
 		return false
 	}
-	if !p.complete {
-		if tids, err := p.tasks.List(p.tids); err == nil {
-			p.tids = tids
-		}
+	if tids, err := p.tasks.List(p.tids); err == nil {
+		p.tids = tids
 	}
 	p.syncStates()
 	for k := range p.states {
