@@ -449,8 +449,18 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	// The clock is read before p is raised: should the goroutine lose its
 	// thread between the raise and the wait (sysmon's preemption after a
 	// host stall of over 10 ms), p runs meanwhile, and that CPU must be
-	// charged to this dispatch, not leak.
-	start, _ := p.clock.Ns(p.clk)
+	// charged to this dispatch, not leak. A p that stayed raised since a
+	// wake under freshWake ago needs no reading (a process CPU clock sums
+	// every thread: about a µs here): it runs only while the goroutine
+	// waits, so its clock is still the one read at that wake, or is past
+	// it by under freshWake if the thread lost the CPU meanwhile, which is
+	// charged with this slice as Split would charge it as Away.
+	var start int64
+	if !raise && p.hasSeen && m.clock.Monotonic()-m.lastWake < freshWake {
+		start = p.seen
+	} else {
+		start, _ = p.clock.Ns(p.clk)
+	}
 	if raise {
 		if err := m.setLevel(p, m.conf.Base-1); err != nil {
 			return w, err
@@ -716,7 +726,13 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 // parkLead: the waker hands the goroutine back that long before a parked
 // slice's end (it takes 50-200 µs to arrive; 60 µs before got it there
 // 40-200 µs after the end).
+//
+// freshWake: a Run this soon after a wake, of the client that stayed
+// raised, takes the wake's clock reading as its start (see Run). It is
+// below the policy's default LateCap, under which CPU used while the
+// coordinator was away is charged whole anyway.
 const (
+	freshWake   = 100_000
 	rearmSlack  = 20_000
 	yieldEvery  = 8_000_000
 	yieldHidden = 4_000_000
