@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,7 +21,7 @@ var ErrWouldBlock = errors.New("socket would block")
 func SendAll(fd int, b []byte) (int, error) {
 	n := 0
 	for n < len(b) {
-		k, err := unix.SendmsgN(fd, b[n:], nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
+		k, err := send(fd, b[n:], unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -32,6 +33,29 @@ func SendAll(fd int, b []byte) (int, error) {
 		n += k
 	}
 	return n, nil
+}
+
+// send is send(2) on a connected socket: sendto with no address, which
+// the kernel takes without copying in a msghdr (x/sys's Sendmsg builds
+// one). It never blocks when flags has MSG_DONTWAIT, so it is a raw
+// system call, outside the Go scheduler.
+func send(fd int, b []byte, flags int) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(flags), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// recv is recv(2) on a connected socket: recvfrom with no address
+// (x/sys's Recvfrom allocates one for the sender's address on every
+// call). Raw, as send, for flags with MSG_DONTWAIT.
+func recv(fd int, b []byte, flags int) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(flags), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
 
 // DupConn returns a close-on-exec duplicate of c's descriptor for the
@@ -69,7 +93,7 @@ func Close(fd int) error {
 func PeerClosed(fd int) bool {
 	var b [1]byte
 	for {
-		n, _, err := unix.Recvfrom(fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		n, err := recv(fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -87,7 +111,7 @@ func PeerClosed(fd int) bool {
 // nil when the peer closed the connection.
 func RecvSome(fd int, b []byte) (int, error) {
 	for {
-		n, _, err := unix.Recvfrom(fd, b, unix.MSG_DONTWAIT)
+		n, err := recv(fd, b, unix.MSG_DONTWAIT)
 		switch {
 		case err == unix.EINTR:
 			continue
