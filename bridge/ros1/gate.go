@@ -55,6 +55,9 @@ type Gate struct {
 	world   [][]*Publisher // robot j's world sensors (layout.Robot.Sensors)
 	relays  []*gateRelay
 	ep      *linux.Epoll
+	// hangups holds the private clocks' connections, for their
+	// subscribers' hang-ups (HangupFd, Hangups).
+	hangups *linux.Epoll
 
 	byCaller map[string]int // callerid → client index
 	callers  []string       // client index → callerid
@@ -128,6 +131,10 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 	if g.ep, err = linux.NewEpoll(); err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
+	if g.hangups, err = linux.NewEpoll(); err != nil {
+		_ = g.ep.Close()
+		return nil, fmt.Errorf("gate: %w", err)
+	}
 	defer func() {
 		if err != nil {
 			g.Close()
@@ -156,7 +163,7 @@ func NewGate(conf GateConf) (g *Gate, err error) {
 		if err != nil {
 			return nil, err
 		}
-		p.checkPeer = true
+		p.hangups = g.hangups
 		if !c.ClockAtBegin {
 			p.Write(msgs.AppendClock(nil, msgs.Epoch))
 		}
@@ -384,6 +391,40 @@ func (g *Gate) ClientClock(i int, t int64) bool {
 	g.want, g.got = g.callers[i], false
 	g.private[i].WriteEach(g.frame, g.onWant)
 	return g.got
+}
+
+// HangupFd is an epoll set readable when a client closed its connection
+// to its private clock (call Hangups). The dispatch thread waits on it:
+// a node closes the connection while it runs, so the wake that ends or
+// interrupts that dispatch reports it before the node's next clock.
+func (g *Gate) HangupFd() int { return g.hangups.Fd() }
+
+// Hangups drops every private clock subscriber that closed its
+// connection: the client no longer receives its clock (ClientClock).
+func (g *Gate) Hangups() {
+	// Each round takes every connection it reports out of the set; the
+	// bound keeps a descriptor that would not leave from looping forever.
+	for round := 0; round < 4; round++ {
+		n, err := g.hangups.Wait(0)
+		if err != nil || n == 0 {
+			return
+		}
+		for i := 0; i < n; i++ {
+			fd := int(g.hangups.Tag(i))
+			found := false
+			for _, p := range g.private {
+				if p != nil && p.HungUp(fd) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				// Not a listed connection's (dropped meanwhile): it must
+				// not stay in the set.
+				_ = g.hangups.Del(fd)
+			}
+		}
+	}
 }
 
 // Drain reads every message that arrived. It calls cmd with each actuator
@@ -731,5 +772,8 @@ func (g *Gate) Close() {
 	}
 	if g.ep != nil {
 		_ = g.ep.Close()
+	}
+	if g.hangups != nil {
+		_ = g.hangups.Close()
 	}
 }

@@ -18,11 +18,13 @@ type Publisher struct {
 	topic string
 	typ   msgs.Type
 	latch bool
-	// checkPeer: before each send, drop a subscriber whose end is already
-	// closed (a node shutting down closes its subscriptions; on loopback
-	// the send would still succeed into its dying socket). For the gated
-	// clocks, where a delivery must mean the node can still read it.
-	checkPeer bool
+	// hangups, if set, is told of every subscriber's connection (under
+	// its fd), for its hang-up: a node shutting down closes its
+	// subscriptions, and on loopback a send would still succeed into its
+	// dying socket. For the gated clocks, where a delivery must mean the
+	// node can still read it: the owner of the set drops such a subscriber
+	// (HungUp) before its next delivery.
+	hangups *linux.Epoll
 
 	mu    sync.Mutex // held while writing and while a connection closes
 	conns []*outConn
@@ -108,10 +110,6 @@ func (p *Publisher) WriteTo(callerid string, frame []byte) bool {
 // send writes frame to c; on failure c is dropped (closed, removed from the
 // list: the caller's index then points at the next one).
 func (p *Publisher) send(c *outConn, frame []byte) bool {
-	if p.checkPeer && linux.PeerClosed(c.fd) {
-		p.dropLocked(c, "connection closed by the subscriber")
-		return false
-	}
 	_, err := linux.SendAll(c.fd, frame)
 	if err == nil {
 		c.sent++
@@ -157,6 +155,13 @@ func (p *Publisher) add(c *outConn) {
 			return
 		}
 	}
+	if p.hangups != nil {
+		if err := p.hangups.AddHangup(c.fd, uint64(c.fd)); err != nil {
+			p.node.conf.Log.Warn().Str("topic", p.topic).Str("subscriber", c.callerid).Err(err).Msg("ros1: cannot watch the subscriber's connection; subscriber dropped")
+			c.conn.Close()
+			return
+		}
+	}
 	p.conns = append(p.conns, c)
 	p.node.conf.Log.Debug().Str("topic", p.topic).Str("subscriber", c.callerid).Msg("ros1: subscriber connected")
 }
@@ -173,7 +178,28 @@ func (p *Publisher) remove(conn *net.TCPConn, reason string) {
 	}
 }
 
+// HungUp drops the subscriber whose connection has descriptor fd, if it
+// has one, because that subscriber closed it (see hangups), and reports
+// whether it had.
+func (p *Publisher) HungUp(fd int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		if c.fd == fd {
+			p.dropLocked(c, "connection closed by the subscriber")
+			return true
+		}
+	}
+	return false
+}
+
 func (p *Publisher) dropLocked(c *outConn, reason string) {
+	if p.hangups != nil {
+		// Closing the connection does not end the registration while its
+		// reader still holds the descriptor: the set would go on
+		// reporting the hang-up.
+		_ = p.hangups.Del(c.fd)
+	}
 	for i, o := range p.conns {
 		if o == c {
 			p.conns = append(p.conns[:i], p.conns[i+1:]...)

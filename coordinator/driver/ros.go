@@ -138,6 +138,8 @@ func (r *runner) startup() error {
 				return errStartupStop
 			case tagBridge:
 				r.drain()
+			case tagHangup:
+				r.hangups.Hangups()
 			case tagControl:
 				// Served here too: left unread, its eventfd would end
 				// every wait of the start-up at once.

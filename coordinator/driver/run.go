@@ -89,6 +89,9 @@ const (
 	// tagMaster is the embedded ROS master's listener (edge-triggered):
 	// a connection arrived (waitMaster).
 	tagMaster = uint64(1) << 28
+	// tagHangup is the ROS 1 bridge's set of private clock connections: a
+	// client closed its own (hangupWatcher).
+	tagHangup = uint64(1) << 27
 	// maxSlots is the number of actuator commands the driver can hold for
 	// the policy (the policy's queue is smaller).
 	maxSlots = 512
@@ -190,6 +193,7 @@ type runner struct {
 	stopFd  int
 
 	bridge    Bridge
+	hangups   hangupWatcher // the bridge's, when it has one
 	scanner   *linux.SleepScanner
 	diagW     msgs.DiagWriter
 	diagSeq   uint32
@@ -569,6 +573,12 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		if err := mech.AddFd(r.bridge.Fd(), tagBridge); err != nil {
 			return nil, err
 		}
+		if hw, ok := r.bridge.(hangupWatcher); ok {
+			if err := mech.AddFd(hw.HangupFd(), tagHangup); err != nil {
+				return nil, err
+			}
+			r.hangups = hw
+		}
 	}
 	if r.master != nil {
 		r.masterKnock = true
@@ -874,6 +884,14 @@ type settler interface{ Settle() (ok, pending bool) }
 type masterWaiter interface {
 	MasterBusy(look bool) bool
 	MasterFd() int
+}
+
+// hangupWatcher is a bridge whose gated clock connections report their
+// subscribers' hang-ups as events instead of a check before each delivery:
+// HangupFd is readable when one closed, and Hangups drops it.
+type hangupWatcher interface {
+	HangupFd() int
+	Hangups()
 }
 
 // threadCPUClock is CLOCK_THREAD_CPUTIME_ID.
@@ -1294,6 +1312,8 @@ func (r *runner) tag(t uint64) {
 		}
 	case t == tagBridge:
 		r.drain()
+	case t == tagHangup:
+		r.hangups.Hangups()
 	case t == tagMaster:
 		r.masterKnock = true
 		r.masterKnocks++

@@ -186,6 +186,18 @@ func (ep *Epoll) AddEdge(fd int, tag uint64) error {
 	return nil
 }
 
+// AddHangup registers stream socket fd under tag for its peer's hang-up
+// only (EPOLLRDHUP, and the reset or error the kernel always reports), not
+// for data: Wait reports it, for as long as it stays registered, once the
+// peer has closed its end.
+func (ep *Epoll) AddHangup(fd int, tag uint64) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLRDHUP, Fd: int32(uint32(tag)), Pad: int32(uint32(tag >> 32))}
+	if err := unix.EpollCtl(ep.fd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
 // Del removes fd from the set.
 func (ep *Epoll) Del(fd int) error {
 	if err := unix.EpollCtl(ep.fd, unix.EPOLL_CTL_DEL, fd, nil); err != nil {

@@ -119,6 +119,93 @@ func TestEpollEdgeOncePerConnection(t *testing.T) {
 	}
 }
 
+// A socket registered with AddHangup is reported once its peer closed,
+// not when data arrives, and for as long as it stays registered; send and
+// RecvSome moves bytes across the connection and sees its end.
+func TestEpollHangupNotData(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	if err := raw.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := NewEpoll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	if err := ep.AddHangup(fd, 7); err != nil {
+		t.Fatal(err)
+	}
+	events := func() int {
+		t.Helper()
+		n, err := ep.Wait(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 && ep.Tag(0) != 7 {
+			t.Fatalf("tag %d, want 7", ep.Tag(0))
+		}
+		return n
+	}
+	if n := events(); n != 0 {
+		t.Fatalf("open connection: %d events, want 0", n)
+	}
+	if _, err := peer.Write([]byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SendAll(fd, []byte("back")); err != nil {
+		t.Fatal(err)
+	}
+	var b [8]byte
+	if _, err := peer.Read(b[:]); err != nil || string(b[:4]) != "back" {
+		t.Fatalf("the peer read %q, %v; want back", b[:4], err)
+	}
+	// The peer's bytes are in the socket (loopback: the write returned).
+	if n := events(); n != 0 {
+		t.Fatalf("data waiting: %d events, want 0", n)
+	}
+	peer.Close()
+	for deadline := MonotonicNs() + int64(time.Second); events() == 0; {
+		if MonotonicNs() > deadline {
+			t.Fatal("no event after the peer closed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := events(); n != 1 {
+		t.Fatalf("hang-up still registered: %d events, want 1 again", n)
+	}
+	if n, err := RecvSome(fd, b[:]); err != nil || n != 4 || string(b[:4]) != "data" {
+		t.Fatalf("RecvSome: %d %q, %v; want the peer's 4 bytes", n, b[:n], err)
+	}
+	if n, err := RecvSome(fd, b[:]); err != nil || n != 0 {
+		t.Fatalf("RecvSome after the peer's data: %d, %v; want 0 (its end)", n, err)
+	}
+	if err := ep.Del(fd); err != nil {
+		t.Fatal(err)
+	}
+	if n := events(); n != 0 {
+		t.Fatalf("after Del: %d events, want 0", n)
+	}
+}
+
 // epollWithEventfd returns a new wait set holding a new non-blocking
 // eventfd with tag; both are closed when the test ends.
 func epollWithEventfd(t *testing.T, tag uint64) (*Epoll, int) {

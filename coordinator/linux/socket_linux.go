@@ -86,26 +86,6 @@ func Close(fd int) error {
 	return nil
 }
 
-// PeerClosed reports whether the peer of stream socket fd has closed its
-// end (its FIN, or a reset, is already in the socket): a peek that does not
-// block and finds the end of the stream. Data waiting to be read counts as
-// open. It costs one system call.
-func PeerClosed(fd int) bool {
-	var b [1]byte
-	for {
-		n, err := recv(fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			return false
-		case err != nil:
-			return true
-		}
-		return n == 0
-	}
-}
-
 // RecvSome reads what is available on the stream socket fd into b without
 // blocking. It returns 0 and ErrWouldBlock when nothing is there, and 0 and
 // nil when the peer closed the connection.
