@@ -348,6 +348,13 @@ func (m *fakeMachine) dispatchROS(c int, f *fakeProc, slice int64) {
 		st := m.p.Progress(c)
 		slot := m.p.Actuate(c)
 		m.stamps[slot] = st
+		if a, ok := m.p.Resume(c); ok {
+			// The slice goes on (the driver's dispatch): the rest of the
+			// activation, within what is left of it.
+			m.check()
+			slice, used = a.Budget, 0
+			continue
+		}
 		return
 	}
 }

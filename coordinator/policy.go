@@ -159,6 +159,12 @@ type Policy struct {
 	freeMsg []int
 	relayed int64 // messages accepted by Relay
 	dropped int64 // messages Relay refused (queue full)
+	// The last dispatch's slice (Resume): its client, its CPU budget,
+	// the client's charged CPU and Relay's count when it began.
+	sliceClient  int
+	sliceCPU     int64
+	sliceCPU0    int64
+	sliceRelayed int64
 
 	probed   bool // blocked clients were probed since the last change
 	nblocked int  // clients in stBlocked
@@ -468,7 +474,34 @@ func (p *Policy) dispatch(c int, cpu int64) Action {
 	cl.lastArm = arm
 	cl.hostHolds = 0
 	p.dispatches++
+	p.sliceClient, p.sliceCPU, p.sliceCPU0, p.sliceRelayed = c, cpu, cl.cpu, p.relayed
 	return Action{Kind: KindDispatch, Client: c, Robot: cl.conf.Robot, Budget: cpu, Arm: arm}
+}
+
+// Resume goes on with the slice of client c, the last dispatched, after Ran
+// charged a part of it that ended Interrupted by the client's own
+// actuator command (DESIGN §2: inside a slice nothing is re-decided; the
+// command, stamped when it arrived, is applied at the slice's end). It
+// returns the dispatch of the rest of the slice, and false when the slice
+// ends there instead: in consistent mode only, while c is runnable and
+// its activation begun, with no message between clients published during
+// the slice (its receiver may be due before the slice's end), and with at
+// least a minimal slice left.
+func (p *Policy) Resume(c int) (Action, bool) {
+	if p.finished || p.conf.Mode != Consistent || c != p.sliceClient || c < 0 || c >= len(p.clients) {
+		return Action{}, false
+	}
+	cl := &p.clients[c]
+	if cl.st != stRunnable || cl.begin || cl.pauseRun || cl.gone || p.paused || p.relayed != p.sliceRelayed {
+		return Action{}, false
+	}
+	left := p.sliceCPU - (cl.cpu - p.sliceCPU0)
+	if float64(left)*cl.charge < float64(p.minSlice()) {
+		return Action{}, false
+	}
+	// The rest is dispatched as a slice of its own (its budget counted from
+	// here), which ends where the whole would have.
+	return p.dispatch(c, left), true
 }
 
 // pickRobot returns the robot with a runnable client whose clock is smallest

@@ -28,6 +28,7 @@ import (
 //	holdover NAME cpu=T arm=T [alone] [sleep=T] [host]   the hold-over rule after a dispatch (before ran)
 //	clock NAME [at=T]             the clock rule: at a dispatch (DispatchClock), or at boundary T
 //	idle NAME wake=T | read NAME | actuate NAME | relay NAME to=A,B
+//	resume NAME                   the rest of NAME's slice after ran ... stop=interrupted (Resume)
 //	exited NAME code=N | clocklost NAME | delivered NAME | woke NAME | probed
 //	sample NAME at=T              the sample rule at boundary T (SampleNow): now or held
 //	stats [NAME...]               the accounting of the named (default all) clients
@@ -372,6 +373,21 @@ func (s *scriptRun) do(cmd string) (string, error) {
 			return "", err
 		}
 		out = fmt.Sprintf("available %v", s.p.Read(c))
+	case "resume":
+		c, err := s.client(pos[0])
+		if err != nil {
+			return "", err
+		}
+		if s.ran {
+			return "", fmt.Errorf("a dispatch is out: report it with ran first")
+		}
+		a, ok := s.p.Resume(c)
+		if !ok {
+			out = "the slice ends"
+			break
+		}
+		s.ran, s.out = true, a.Client
+		out = a.String()
 	case "actuate":
 		c, err := s.client(pos[0])
 		if err != nil {

@@ -1086,6 +1086,24 @@ func (r *runner) loop() error {
 }
 
 func (r *runner) dispatch(a coordinator.Action) error {
+	for {
+		resume, err := r.dispatchOnce(a)
+		if err != nil || !resume {
+			return err
+		}
+		// Interrupted by its own actuator command, now stamped: the slice
+		// goes on if the policy says so (Policy.Resume).
+		next, ok := r.pol.Resume(a.Client)
+		if !ok {
+			return nil
+		}
+		a = next
+	}
+}
+
+// dispatchOnce runs one dispatch of a (dispatch) and reports whether it
+// ended interrupted only by a message from the bridge.
+func (r *runner) dispatchOnce(a coordinator.Action) (bool, error) {
 	c := r.clients[a.Client]
 	if !c.based {
 		c.base, c.based = c.proc.CPU(), true
@@ -1098,7 +1116,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	r.pubCur.Store(int64(a.Client))
 	w, err := r.mech.Run(c.proc, a.Arm)
 	if err != nil {
-		return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
+		return false, fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 	}
 	sent := false
 	for {
@@ -1114,7 +1132,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		h0 := r.clk.Monotonic()
 		w2, err := r.mech.Hold(c.proc, budget)
 		if err != nil {
-			return fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
+			return false, fmt.Errorf("dispatch %q: %w", c.conf.Name, err)
 		}
 		c.holds++
 		c.holdWall += r.clk.Monotonic() - h0
@@ -1125,8 +1143,7 @@ func (r *runner) dispatch(a coordinator.Action) error {
 	if c.ros && w.Blocked && r.master != nil {
 		r.waitMaster()
 	}
-	r.charge(a, w, w0, sent)
-	return nil
+	return r.charge(a, w, w0, sent), nil
 }
 
 // settleBlock lets the DDS bridge's receive threads hand on, when ROS
@@ -1209,7 +1226,7 @@ const (
 // charge does what follows the Run w of dispatch a, begun at w0: it charges
 // the CPU to the client and tells the policy, and serves what the wake
 // brought (sent: a message waits at the DDS bridge, settleBlock).
-func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) {
+func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) (onlyMsg bool) {
 	c := r.clients[a.Client]
 	// Keep the last dispatches (for the first late activation) and the
 	// overrun ones, for the log.
@@ -1241,7 +1258,7 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) {
 		r.late.Add(w.Late)
 	}
 	why := coordinator.Interrupted
-	req, msg := false, false
+	req, msg, other := false, false, false
 	for k := 0; k < w.N; k++ {
 		switch w.Tags[k] {
 		case uint64(a.Client):
@@ -1249,6 +1266,7 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) {
 		case tagBridge:
 			msg = true
 		default:
+			other = true
 			r.tag(w.Tags[k])
 		}
 	}
@@ -1283,6 +1301,7 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) {
 	}
 	// Where the policy left the client and the world.
 	ring.state, ring.progress, ring.world, ring.steps = r.pol.State(a.Client), r.pol.Progress(a.Client), r.pol.Now(), r.pol.Steps()
+	return why == coordinator.Interrupted && msg && !other && w.Exited == nil && r.ended == ""
 }
 
 // uncharge leaves ex ns that client c used in the dispatch begun at w0
