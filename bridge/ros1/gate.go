@@ -774,6 +774,11 @@ func (g *Gate) Close() {
 		_ = g.ep.Close()
 	}
 	if g.hangups != nil {
+		for _, p := range g.private {
+			if p != nil {
+				p.unwatchHangups()
+			}
+		}
 		_ = g.hangups.Close()
 	}
 }

@@ -23,7 +23,8 @@ type Publisher struct {
 	// subscriptions, and on loopback a send would still succeed into its
 	// dying socket. For the gated clocks, where a delivery must mean the
 	// node can still read it: the owner of the set drops such a subscriber
-	// (HungUp) before its next delivery.
+	// (HungUp) before its next delivery. Used and cleared under mu (the
+	// owner clears it before it closes the set: unwatchHangups).
 	hangups *linux.Epoll
 
 	mu    sync.Mutex // held while writing and while a connection closes
@@ -176,6 +177,14 @@ func (p *Publisher) remove(conn *net.TCPConn, reason string) {
 			return
 		}
 	}
+}
+
+// unwatchHangups stops telling the hang-up set of connections: its owner
+// closes it next, while subscribers' readers may still drop connections.
+func (p *Publisher) unwatchHangups() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hangups = nil
 }
 
 // HungUp drops the subscriber whose connection has descriptor fd, if it
