@@ -402,3 +402,60 @@ func TestOutboundParsesBusInfo(t *testing.T) {
 		t.Fatalf("outbound = %v, want %v", got, want)
 	}
 }
+
+// Once its client's node is connected, what the dispatch thread calls on
+// the gate at every activation allocates nothing: the client's clock (a
+// send) and a drain of its command connection with nothing waiting (a
+// read), as the hang-up watch leaves them.
+func TestGateHotPathAllocatesNothing(t *testing.T) {
+	m, n, lb := graph(t)
+	g, err := NewGate(GateConf{Node: n, Log: zerolog.New(lb),
+		Robots:  []GateRobot{{Name: "arm", Joints: []string{"pendulum_joint"}}},
+		Clients: []GateClient{{Name: "pd", Robot: 0, ROS: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	hp, err := master.ParseURI(m.URI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gn, err := goroslib.NewNode(goroslib.NodeConf{Name: "pd", Namespace: "/arm", MasterAddress: hp, Host: "127.0.0.1",
+		LogDestinations: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gn.Close()
+	sub, err := goroslib.NewSubscriber(goroslib.SubscriberConf{Node: gn, Topic: "/tcs/pd/clock",
+		Callback: func(*rosgraph_msgs.Clock) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	pub, err := goroslib.NewPublisher(goroslib.PublisherConf{Node: gn, Topic: "/arm/command", Msg: &std_msgs.Float64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	waitFor(t, "the clock's subscriber", func() bool { return len(g.private[0].Subscribers()) == 1 })
+	waitFor(t, "the command's publisher", func() bool { return len(*g.conns.Load()) == 1 })
+	tick := int64(0)
+	if a := testing.AllocsPerRun(100, func() {
+		tick += 1_000_000
+		if !g.ClientClock(0, tick) {
+			t.Fatal("the client's clock was not delivered")
+		}
+	}); a != 0 {
+		t.Errorf("ClientClock: %.1f allocations, want 0", a)
+	}
+	cmd := func(robot, client int, v []float64) {}
+	msg := func(relay, client int, body []byte) {}
+	g.Drain(cmd, msg)
+	if a := testing.AllocsPerRun(100, func() { g.Drain(cmd, msg) }); a != 0 {
+		t.Errorf("Drain: %.1f allocations, want 0", a)
+	}
+	g.Hangups()
+	if len(g.private[0].Subscribers()) != 1 {
+		t.Error("Hangups dropped a subscriber that is still connected")
+	}
+}

@@ -293,3 +293,33 @@ func TestWaitU64(t *testing.T) {
 		t.Fatalf("WaitU64 = %d after writing 7", v)
 	}
 }
+
+// SendAll and RecvSome, the dispatch thread's TCPROS writes and reads,
+// allocate nothing, with bytes to read and without.
+func TestSendRecvAllocateNothing(t *testing.T) {
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(sp[0])
+	defer unix.Close(sp[1])
+	frame := []byte("\x04\x00\x00\x00abcd")
+	var buf [64]byte
+	if a := testing.AllocsPerRun(100, func() {
+		if _, err := SendAll(sp[0], frame); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := RecvSome(sp[1], buf[:]); err != nil || n != len(frame) {
+			t.Fatalf("RecvSome: %d, %v", n, err)
+		}
+	}); a != 0 {
+		t.Errorf("send and receive: %.1f allocations, want 0", a)
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		if _, err := RecvSome(sp[1], buf[:]); err != ErrWouldBlock {
+			t.Fatalf("RecvSome with nothing there: %v", err)
+		}
+	}); a != 0 {
+		t.Errorf("receive with nothing there: %.1f allocations, want 0", a)
+	}
+}
