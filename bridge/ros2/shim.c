@@ -408,8 +408,11 @@ dds_return_t tcs_wait_acks(dds_entity_t wr, int64_t timeout_ns) { return dds_wai
 // ---- settling the receive path ----
 
 enum { kMaxWatch = 16, kMaxSock = 64 };
+// watch_fd: each watched thread's wchan file, or its stat file when
+// use_stat is set (see scan_threads).
 static int watch_fd[kMaxWatch];
 static int nwatch;
+static int use_stat;
 static int sock_fd[kMaxSock];
 static int nsock;
 
@@ -446,11 +449,28 @@ static int64_t now_ns(void);
 static const char *const kThreadNames[] = {"recvUC\n", "recv\n", "dq.user\n", "dq.builtins\n"};
 enum { kNumThreadNames = sizeof kThreadNames / sizeof kThreadNames[0], kAllThreads = (1 << kNumThreadNames) - 1 };
 
+static int asleep_stat(int fd);
+static int asleep_wchan(int fd);
+
+// open_task opens /proc/self/task/<tid>/<file>.
+static int open_task(int tid, const char *file) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, file);
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 // scan_threads fills watch_fd; it returns which of kThreadNames it found.
+// A thread's wchan file tells whether it sleeps for about half of what its
+// stat file costs (the kernel formats one symbol, not fifty fields); where
+// it cannot (a kernel that prints 0 for a sleeping thread), the stat files
+// are watched instead: a thread that stat shows asleep and wchan as 0
+// decides it.
 static int scan_threads(void) {
   for (int i = 0; i < nwatch; i++) close(watch_fd[i]);
   nwatch = 0;
+  use_stat = 0;
   int found = 0;
+  int tids[kMaxWatch];
   DIR *dir = opendir("/proc/self/task");
   if (dir == NULL) return 0;
   struct dirent *de;
@@ -464,14 +484,26 @@ static int scan_threads(void) {
     close(fd);
     if (n <= 0) continue;
     if (strncmp(comm, "recv", 4) != 0 && strncmp(comm, "dq.", 3) != 0) continue;
-    snprintf(path, sizeof path, "/proc/self/task/%s/stat", de->d_name);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = open_task(atoi(de->d_name), "wchan");
     if (fd < 0) continue;
+    tids[nwatch] = atoi(de->d_name);
     watch_fd[nwatch++] = fd;
     for (int i = 0; i < kNumThreadNames; i++)
       if (strcmp(comm, kThreadNames[i]) == 0) found |= 1 << i;
   }
   closedir(dir);
+  for (int i = 0; i < nwatch && !use_stat; i++) {
+    int st = open_task(tids[i], "stat");
+    if (st < 0) continue;
+    if (asleep_stat(st) && !asleep_wchan(watch_fd[i])) use_stat = 1;
+    close(st);
+  }
+  if (use_stat) {
+    for (int i = 0; i < nwatch; i++) {
+      close(watch_fd[i]);
+      watch_fd[i] = open_task(tids[i], "stat");
+    }
+  }
   return found;
 }
 
@@ -486,8 +518,9 @@ int tcs_watch_threads(int64_t max_ns) {
   return (found & 1) ? nwatch : -1;
 }
 
-// asleep: the thread's state in its stat line is S (or D/I: not running).
-static int asleep(int fd) {
+// asleep_stat: the thread's state in its stat line is S (or D/I: not
+// running).
+static int asleep_stat(int fd) {
   char b[256];
   ssize_t n = pread(fd, b, sizeof b - 1, 0);
   if (n <= 0) return 1;  // gone
@@ -496,6 +529,17 @@ static int asleep(int fd) {
   if (p == NULL || p[1] != ' ') return 1;
   return p[2] != 'R';
 }
+
+// asleep_wchan: the thread waits somewhere: its wchan names a function;
+// a running or runnable thread's is 0.
+static int asleep_wchan(int fd) {
+  char b[64];
+  ssize_t n = pread(fd, b, sizeof b, 0);
+  if (n <= 0) return 1;  // gone
+  return !(b[0] == '0' && (n == 1 || b[1] == '\n'));
+}
+
+static int asleep(int fd) { return use_stat ? asleep_stat(fd) : asleep_wchan(fd); }
 
 static int64_t now_ns(void) {
   struct timespec ts;
