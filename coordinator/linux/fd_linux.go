@@ -167,31 +167,23 @@ func NewEpoll() (*Epoll, error) {
 }
 
 // Add registers fd for readability (level-triggered) under tag.
-func (ep *Epoll) Add(fd int, tag uint64) error {
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(uint32(tag)), Pad: int32(uint32(tag >> 32))}
-	if err := unix.EpollCtl(ep.fd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return os.NewSyscallError("epoll_ctl", err)
-	}
-	return nil
-}
+func (ep *Epoll) Add(fd int, tag uint64) error { return ep.add(fd, tag, unix.EPOLLIN) }
 
 // AddEdge registers fd for readability, edge-triggered, under tag: Wait
 // reports it once each time something new arrives (for a listening
 // socket: each connection), not for as long as it stays readable.
 func (ep *Epoll) AddEdge(fd int, tag uint64) error {
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(uint32(tag)), Pad: int32(uint32(tag >> 32))}
-	if err := unix.EpollCtl(ep.fd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return os.NewSyscallError("epoll_ctl", err)
-	}
-	return nil
+	return ep.add(fd, tag, unix.EPOLLIN|unix.EPOLLET)
 }
 
 // AddHangup registers stream socket fd under tag for its peer's hang-up
 // only (EPOLLRDHUP, and the reset or error the kernel always reports), not
 // for data: Wait reports it, for as long as it stays registered, once the
 // peer has closed its end.
-func (ep *Epoll) AddHangup(fd int, tag uint64) error {
-	ev := unix.EpollEvent{Events: unix.EPOLLRDHUP, Fd: int32(uint32(tag)), Pad: int32(uint32(tag >> 32))}
+func (ep *Epoll) AddHangup(fd int, tag uint64) error { return ep.add(fd, tag, unix.EPOLLRDHUP) }
+
+func (ep *Epoll) add(fd int, tag uint64, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(uint32(tag)), Pad: int32(uint32(tag >> 32))}
 	if err := unix.EpollCtl(ep.fd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
