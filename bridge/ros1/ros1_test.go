@@ -333,13 +333,7 @@ func TestSubscriberRejectsWrongMD5(t *testing.T) {
 // still reach the subscribers.
 func TestSensorIntruderRefused(t *testing.T) {
 	m, n, lb := graph(t)
-	g, err := NewGate(GateConf{Node: n, Log: zerolog.New(lb),
-		Robots:  []GateRobot{{Name: "arm", Joints: []string{"pendulum_joint"}}},
-		Clients: []GateClient{{Name: "pd", Robot: 0, ROS: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := armGate(t, n, lb)
 	m.GuardPublishers(g.Refuse)
 
 	intruder := goNode(t, m, "intruder")
@@ -385,6 +379,20 @@ func TestSensorIntruderRefused(t *testing.T) {
 	}
 }
 
+// armGate is a gate for robot arm (one pendulum joint) with one ROS
+// client pd, closed when the test ends.
+func armGate(t *testing.T, n *Node, lb *rosenv.Buffer) *Gate {
+	t.Helper()
+	g, err := NewGate(GateConf{Node: n, Log: zerolog.New(lb),
+		Robots:  []GateRobot{{Name: "arm", Joints: []string{"pendulum_joint"}}},
+		Clients: []GateClient{{Name: "pd", Robot: 0, ROS: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
+}
+
 // getBusInfo as rospy and roscpp answer it: only connected outbound
 // connections count, and entries of another shape are skipped.
 func TestOutboundParsesBusInfo(t *testing.T) {
@@ -409,13 +417,7 @@ func TestOutboundParsesBusInfo(t *testing.T) {
 // read), as the hang-up watch leaves them.
 func TestGateHotPathAllocatesNothing(t *testing.T) {
 	m, n, lb := graph(t)
-	g, err := NewGate(GateConf{Node: n, Log: zerolog.New(lb),
-		Robots:  []GateRobot{{Name: "arm", Joints: []string{"pendulum_joint"}}},
-		Clients: []GateClient{{Name: "pd", Robot: 0, ROS: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := armGate(t, n, lb)
 	hp, err := master.ParseURI(m.URI())
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package linux
 import (
 	"net"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,14 +68,7 @@ func TestEpollEdgeOncePerConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	raw, err := ln.(*net.TCPListener).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := -1
-	if err := raw.Control(func(f uintptr) { fd = int(f) }); err != nil {
-		t.Fatal(err)
-	}
+	fd := sysFd(t, ln.(*net.TCPListener))
 	ep, err := NewEpoll()
 	if err != nil {
 		t.Fatal(err)
@@ -138,14 +132,7 @@ func TestEpollHangupNotData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	raw, err := c.(*net.TCPConn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := -1
-	if err := raw.Control(func(f uintptr) { fd = int(f) }); err != nil {
-		t.Fatal(err)
-	}
+	fd := sysFd(t, c.(*net.TCPConn))
 	ep, err := NewEpoll()
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +191,20 @@ func TestEpollHangupNotData(t *testing.T) {
 	if n := events(); n != 0 {
 		t.Fatalf("after Del: %d events, want 0", n)
 	}
+}
+
+// sysFd is c's descriptor (still c's: not to be closed).
+func sysFd(t *testing.T, c syscall.Conn) int {
+	t.Helper()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	if err := raw.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		t.Fatal(err)
+	}
+	return fd
 }
 
 // epollWithEventfd returns a new wait set holding a new non-blocking
