@@ -479,9 +479,10 @@ func (p *Policy) dispatch(c int, cpu int64) Action {
 }
 
 // Resume goes on with the slice of client c, the last dispatched, after Ran
-// charged a part of it that ended Interrupted by the client's own
-// actuator command (DESIGN §2: inside a slice nothing is re-decided; the
-// command, stamped when it arrived, is applied at the slice's end). It
+// charged a part of it that ended Interrupted by messages from the bridge
+// only: actuator commands (the client's own, or another robot's), stamped
+// when they arrived and applied at the slice's end, as the world does not
+// move meanwhile (DESIGN §2: inside a slice nothing is re-decided). It
 // returns the dispatch of the rest of the slice, and false when the slice
 // ends there instead: in consistent mode only, while c is runnable and
 // its activation begun, with no message between clients published during

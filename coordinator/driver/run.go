@@ -1091,8 +1091,9 @@ func (r *runner) dispatch(a coordinator.Action) error {
 		if err != nil || !resume {
 			return err
 		}
-		// Interrupted by its own actuator command, now stamped: the slice
-		// goes on if the policy says so (Policy.Resume).
+		// Interrupted only by messages from the bridge, now stamped (the
+		// client's command where its bytes arrived): the slice goes on if
+		// the policy says so (Policy.Resume).
 		next, ok := r.pol.Resume(a.Client)
 		if !ok {
 			return nil
