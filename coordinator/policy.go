@@ -988,6 +988,7 @@ func (p *Policy) block(c int, st state) {
 // true when the sample at the client's progress is available now (the driver
 // answers at once); otherwise the client waits and a Release follows.
 func (p *Policy) Read(c int) bool {
+	p.requested(c)
 	cl := &p.clients[c]
 	if cl.st != stRunnable {
 		return false
@@ -1006,6 +1007,19 @@ func (p *Policy) Read(c int) bool {
 	return false
 }
 
+// requested notes a request from native client c. One held blocked (it
+// blocked for a reason the policy cannot see, such as a timed sleep) has
+// woken and run: it stayed raised after it blocked and ran while the
+// coordinator waited for something else, before a probe found it. It is
+// runnable again and its request is taken as any runnable client's (a
+// request ignored would never be answered, and the client would wait for
+// its reply for ever).
+func (p *Policy) requested(c int) {
+	if p.clients[c].st == stBlocked {
+		p.wakeUp(c)
+	}
+}
+
 // sideGoesOn makes native client c, which just began to wait, run its side
 // work on when that was computing: the threads that computed beside the
 // one that waits still do (a child of it that computes).
@@ -1018,6 +1032,7 @@ func (p *Policy) sideGoesOn(c int) {
 // Idle reports that native client c finished its activation and waits until
 // virtual time wake.
 func (p *Policy) Idle(c int, wake int64) {
+	p.requested(c)
 	cl := &p.clients[c]
 	if cl.st != stRunnable {
 		return

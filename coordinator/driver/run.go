@@ -1340,8 +1340,11 @@ func (r *runner) tag(t uint64) {
 	case t == tagControl:
 		r.serveControl()
 	case t < uint64(len(r.clients)):
-		// A request from a client that is not dispatched: only possible in
-		// free mode, where every client runs.
+		// A request from a client that is not dispatched: in free mode,
+		// where every client runs, or from one left raised after it
+		// blocked, which woke and ran while the dispatch goroutine waited
+		// for something else (the policy takes its request as a wake; its
+		// CPU is charged with its next Run).
 		r.serve(int(t))
 	}
 }
