@@ -106,6 +106,7 @@ func TestExperimentPendulum(t *testing.T) {
 		PeriodError    float64 `json:"period_error"`
 		Slices         int     `json:"preempted_slices"`
 		SliceErr       float64 `json:"slice_error_aggregate"`
+		SliceMedUs     float64 `json:"slice_error_median_us"`
 		Dropped        int64   `json:"trace_dropped"`
 		CPUBound       bool    `json:"cpu_bound"`
 	}
@@ -113,8 +114,8 @@ func TestExperimentPendulum(t *testing.T) {
 	by := map[string]int{}
 	for i, r := range runs {
 		by[r.Name] = i
-		t.Logf("%-18s period_error %.5f  CPU/virtual s %.3f  wall/virtual s %.2f  slices %d  slice error %+.4f %%",
-			r.Name, r.PeriodError, r.CPUPerVirtual, r.WallPerVirtual, r.Slices, 100*r.SliceErr)
+		t.Logf("%-18s period_error %.5f  CPU/virtual s %.3f  wall/virtual s %.2f  slices %d  slice error %+.4f %%, median %+.2f µs",
+			r.Name, r.PeriodError, r.CPUPerVirtual, r.WallPerVirtual, r.Slices, 100*r.SliceErr, r.SliceMedUs)
 		if r.Dropped != 0 {
 			t.Errorf("%s: %d trace records dropped", r.Name, r.Dropped)
 		}
@@ -134,12 +135,15 @@ func TestExperimentPendulum(t *testing.T) {
 	if con.Slices < 1000 || noc.Slices < 1000 {
 		t.Errorf("timer-ended slices: %d with compensation, %d without: want ≥ 1000 (the work is longer than the quantum)", con.Slices, noc.Slices)
 	}
-	// What holds on any machine is the ratio: the error left with
-	// compensation is what this host's take-back latency does to 200 µs
-	// slices, a figure the experiment reports, not a bound for a test.
-	if math.Abs(noc.SliceErr) < 3*math.Abs(con.SliceErr) {
-		t.Errorf("slice error %+.4f %% with compensation, %+.4f %% without: want ≥ 3× less with it",
-			100*con.SliceErr, 100*noc.SliceErr)
+	// What holds on any machine is the ratio of the typical errors (the
+	// medians): the switches between the coordinator and the client take
+	// part of every uncompensated slice, and compensation arms the timer
+	// for them. The aggregates are reported, not compared: a few slices a
+	// host event stretched by 100 µs move them as much as the thousands of
+	// ordinary ones, in either run.
+	if math.Abs(noc.SliceMedUs) < 3*math.Abs(con.SliceMedUs) {
+		t.Errorf("median slice error %+.2f µs with compensation, %+.2f µs without: want ≥ 3× less with it (aggregates %+.4f %% / %+.4f %%)",
+			con.SliceMedUs, noc.SliceMedUs, 100*con.SliceErr, 100*noc.SliceErr)
 	}
 	// Free mode at rtf 0.1: ten wall seconds per virtual second; the
 	// gated modes charge or hold the controller's 0.5 ms per activation.
