@@ -17,7 +17,7 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 	p.syncStates()
 	for k := range p.states {
 		if st, err := p.states[k].f.State(); err == nil && st == 'R' {
-			if p.isSysmon(p.states[k].tid) && !p.sm.probed(m.lastWake) {
+			if p.isSysmon(p.states[k].tid) && !p.sm.probed(m.clock.Monotonic()) {
 				continue // runnable at ℓ3 between its turns (sysmon.go)
 			}
 			return true

@@ -180,3 +180,40 @@ func TestSysmonProbedWhenItsTurnIsDue(t *testing.T) {
 		t.Errorf("%d ticks in 20 s of probes (%d of %d found the client runnable), want ≥ 20: a client whose runtime needs a sysmon turn was never dispatched", n, found, probes)
 	}
 }
+
+// The same client probed while nothing is dispatched (the world steps
+// past a blocked client and probes it at each step): sysmon's turn falls
+// due with the wall clock, not with the mechanism's last wake, which no
+// dispatch moves meanwhile.
+func TestSysmonTurnDueWithoutDispatches(t *testing.T) {
+	m, p, busy, log, ticksAfter, done := sysmonRun(t)
+	defer done()
+	deadline := time.Now().Add(20 * time.Second)
+	for ticksAfter() < 0 && time.Now().Before(deadline) {
+		p.sm.runs = 0
+		for _, q := range []*Proc{p, busy} {
+			if _, err := m.Run(q, int64(time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if tid, _ := p.Sysmon(); tid == 0 || ticksAfter() < 0 {
+		t.Fatalf("the helper did not block, or its sysmon was not found (tid %d), in 20 s; log:\n%.2000s", tid, log())
+	}
+	if err := m.lower(); err != nil {
+		t.Fatal(err)
+	}
+	// Its last turn was at the last dispatch's wake.
+	p.sm.turnAt = m.lastWake
+	probes := 0
+	start := time.Now()
+	for time.Since(start) < 2*time.Second {
+		probes++
+		if m.Runnable(p) {
+			t.Logf("runnable at probe %d, %v after the last dispatch", probes, time.Since(start))
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Errorf("%d probes in 2 s with no dispatch never found the client runnable: its sysmon's turn never fell due", probes)
+}
