@@ -149,23 +149,12 @@ func TestSysmonProbedWhenItsTurnIsDue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Until the main goroutine blocks, dispatch it as any runnable client,
-	// but with no turn (its dispatches are never enough for one): sysmon
-	// must not hand the P on before the probes below.
-	deadline := time.Now().Add(20 * time.Second)
-	for ticksAfter() < 0 && time.Now().Before(deadline) {
-		p.sm.runs = 0
-		run(p)
-		run(busy)
-	}
-	if tid, _ := p.Sysmon(); tid == 0 || ticksAfter() < 0 {
-		t.Fatalf("the helper did not block, or its sysmon was not found (tid %d), in 20 s; log:\n%.2000s", tid, log())
-	}
+	runUntilBlocked(t, m, p, busy, log, ticksAfter)
 	// From then on, only when a probe finds it runnable, as the policy's
 	// probes do for a client that waits.
 	n0 := ticksAfter()
 	probes, found := 0, 0
-	deadline = time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for ticksAfter()-n0 < 20 && time.Now().Before(deadline) {
 		run(busy)
 		probes++
@@ -188,18 +177,7 @@ func TestSysmonProbedWhenItsTurnIsDue(t *testing.T) {
 func TestSysmonTurnDueWithoutDispatches(t *testing.T) {
 	m, p, busy, log, ticksAfter, done := sysmonRun(t)
 	defer done()
-	deadline := time.Now().Add(20 * time.Second)
-	for ticksAfter() < 0 && time.Now().Before(deadline) {
-		p.sm.runs = 0
-		for _, q := range []*Proc{p, busy} {
-			if _, err := m.Run(q, int64(time.Millisecond)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if tid, _ := p.Sysmon(); tid == 0 || ticksAfter() < 0 {
-		t.Fatalf("the helper did not block, or its sysmon was not found (tid %d), in 20 s; log:\n%.2000s", tid, log())
-	}
+	runUntilBlocked(t, m, p, busy, log, ticksAfter)
 	if err := m.lower(); err != nil {
 		t.Fatal(err)
 	}
@@ -216,4 +194,24 @@ func TestSysmonTurnDueWithoutDispatches(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Errorf("%d probes in 2 s with no dispatch never found the client runnable: its sysmon's turn never fell due", probes)
+}
+
+// runUntilBlocked dispatches the sysmon helper p, alternating with busy,
+// as any runnable client but with no sysmon turn (its dispatches are never
+// enough for one), until its main goroutine blocked: sysmon must not hand
+// the P on before the probes of the test.
+func runUntilBlocked(t *testing.T, m *Mechanism, p, busy *Proc, log func() string, ticksAfter func() int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for ticksAfter() < 0 && time.Now().Before(deadline) {
+		p.sm.runs = 0
+		for _, q := range []*Proc{p, busy} {
+			if _, err := m.Run(q, int64(time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if tid, _ := p.Sysmon(); tid == 0 || ticksAfter() < 0 {
+		t.Fatalf("the helper did not block, or its sysmon was not found (tid %d), in 20 s; log:\n%.2000s", tid, log())
+	}
 }
