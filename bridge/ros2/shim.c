@@ -476,17 +476,17 @@ static int scan_threads(void) {
   struct dirent *de;
   while ((de = readdir(dir)) != NULL && nwatch < kMaxWatch) {
     if (de->d_name[0] == '.') continue;
-    char path[300], comm[32] = {0};
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int tid = atoi(de->d_name);
+    char comm[32] = {0};
+    int fd = open_task(tid, "comm");
     if (fd < 0) continue;
     ssize_t n = read(fd, comm, sizeof comm - 1);
     close(fd);
     if (n <= 0) continue;
     if (strncmp(comm, "recv", 4) != 0 && strncmp(comm, "dq.", 3) != 0) continue;
-    fd = open_task(atoi(de->d_name), "wchan");
+    fd = open_task(tid, "wchan");
     if (fd < 0) continue;
-    tids[nwatch] = atoi(de->d_name);
+    tids[nwatch] = tid;
     watch_fd[nwatch++] = fd;
     for (int i = 0; i < kNumThreadNames; i++)
       if (strcmp(comm, kThreadNames[i]) == 0) found |= 1 << i;
