@@ -510,6 +510,7 @@ func (w *SimWorld) firstSensors(b *simBody) error {
 	deadline := time.Now().Add(w.conf.Timeout / 4)
 	for _, s := range b.sensors {
 		for !s.seen {
+			w.n.Reset()
 			if err := w.takeSensor(b, s); err != nil {
 				return err
 			}
@@ -648,6 +649,7 @@ func (w *SimWorld) firstStates() error {
 	deadline := time.Now().Add(w.conf.Timeout / 2)
 	for i, b := range w.bodies {
 		for b.names == nil {
+			w.n.Reset()
 			if err := w.takeFirst(b); err != nil {
 				return fmt.Errorf("bodies[%d]: %w", i, err)
 			}
@@ -674,6 +676,7 @@ func (w *SimWorld) firstStates() error {
 		deadline = time.Now().Add(w.conf.Timeout)
 		for i, b := range w.bodies {
 			for b.names == nil {
+				w.n.Reset()
 				if err := w.takeFirst(b); err != nil {
 					return fmt.Errorf("bodies[%d]: %w", i, err)
 				}
@@ -726,13 +729,14 @@ func (w *SimWorld) takeFirst(b *simBody) error {
 }
 
 // wait waits for a sample on any of the world's readers, until deadline;
-// false when it passed.
+// false when it passed. Callers clear the node's signal (n.Reset) before
+// they take what arrived, not here: a sample that arrives between their
+// take and this wait must still end it.
 func (w *SimWorld) wait(deadline time.Time) bool {
 	left := time.Until(deadline)
 	if left <= 0 {
 		return false
 	}
-	w.n.Reset()
 	ms := int(min(left, time.Second) / time.Millisecond)
 	_, err := unix.Poll(w.efd, max(ms, 1))
 	return err == nil || errors.Is(err, unix.EINTR)
