@@ -26,10 +26,6 @@ const (
 // maxRate keeps the period at 1 ns or more.
 const maxRate = 1e9
 
-// masterProbe is how often (wall time) RunPD checks that the master is
-// still there.
-const masterProbe = time.Second
-
 // jointState is θ and θ̇ from the newest joint_states message.
 type jointState struct{ theta, thetadot float64 }
 
@@ -90,6 +86,10 @@ func RunPD(ctx context.Context, args []string, logw io.Writer) error {
 		return fmt.Errorf("node %s: parameter %s = %g: want a finite angle", cl.fullName(), targetKey, target)
 	}
 
+	watch, err := newMasterWatch(n)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", cl.fullName(), err)
+	}
 	var latest atomic.Pointer[jointState]
 	sub, err := goroslib.NewSubscriber(goroslib.SubscriberConf{
 		Node:  n,
@@ -99,6 +99,7 @@ func RunPD(ctx context.Context, args []string, logw io.Writer) error {
 				return // not a pendulum's state: keep the last one
 			}
 			latest.Store(&jointState{m.Position[0], m.Velocity[0]})
+			watch.alive()
 		},
 	})
 	if err != nil {
@@ -121,7 +122,7 @@ func RunPD(ctx context.Context, args []string, logw io.Writer) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watchMaster(n, cl.master, stop, gone)
+		watch.run(n, cl.master, stop, gone)
 	}()
 	defer func() {
 		close(stop)
@@ -146,25 +147,6 @@ func RunPD(ctx context.Context, args []string, logw io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// watchMaster asks the master for a parameter every masterProbe until stop
-// is closed; when the master does not answer it sends the error on gone and
-// returns.
-func watchMaster(n *goroslib.Node, master string, stop <-chan struct{}, gone chan<- error) {
-	t := time.NewTicker(masterProbe)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if _, err := n.ParamIsSet("/use_sim_time"); err != nil {
-				gone <- fmt.Errorf("master %s went away: %w", master, err)
-				return
-			}
-		}
-	}
 }
 
 // setParams sets the command line's private parameters on the parameter

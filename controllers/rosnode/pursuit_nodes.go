@@ -54,6 +54,7 @@ type pursuitNode struct {
 	fresh  chan struct{} // a new joint_states arrived (buffer 1)
 	sub    *goroslib.Subscriber
 	pub    *goroslib.Publisher
+	watch  *masterWatch
 	gone   chan error
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -83,6 +84,10 @@ func startPursuit(name string, args []string, logw io.Writer, command bool) (*pu
 		p.close()
 		return nil, fmt.Errorf("node %s: %w", cl.fullName(), err)
 	}
+	if p.watch, err = newMasterWatch(n); err != nil {
+		p.close()
+		return nil, fmt.Errorf("node %s: %w", cl.fullName(), err)
+	}
 	p.sub, err = goroslib.NewSubscriber(goroslib.SubscriberConf{
 		Node:  n,
 		Topic: jsTopic,
@@ -97,6 +102,7 @@ func startPursuit(name string, args []string, logw io.Writer, command bool) (*pu
 			copy(s.omega[:], m.Velocity[3:6])
 			copy(s.other.Vel[:], m.Velocity[6:9])
 			p.latest.Store(s)
+			p.watch.alive()
 			select {
 			case p.fresh <- struct{}{}:
 			default:
@@ -126,7 +132,7 @@ func startPursuit(name string, args []string, logw io.Writer, command bool) (*pu
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		watchMaster(n, cl.master, p.stop, p.gone)
+		p.watch.run(n, cl.master, p.stop, p.gone)
 	}()
 	return p, nil
 }
