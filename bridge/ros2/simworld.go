@@ -477,8 +477,8 @@ func (w *SimWorld) commandsMatched(deadline time.Time) {
 // and comes again only after a heartbeat round, after the step it was
 // sent for. A Cyclone reader acknowledges a writer's samples from the
 // first on, so once one is acknowledged every later command arrives
-// before the step request that follows it. The wait (a heartbeat round,
-// tens of milliseconds) is made once per body.
+// before the step request that follows it. The wait is made once per
+// body.
 func (w *SimWorld) firstCommandsAcked() error {
 	for _, b := range w.bodies {
 		if b.acked || !b.sent {

@@ -16,9 +16,9 @@ const masterProbe = time.Second
 // a parameter every masterProbe of wall time, but not while the node runs
 // on sim time and its joint states keep coming (alive within the last
 // masterProbe): whatever publishes them and the clock (tcs) then still
-// runs. Under tcs each call would make the coordinator wait for its master
-// to answer before the world moves on, about a millisecond per call; with
-// dozens of nodes that was a tenth of the simulation CPU.
+// runs. Under tcs each call holds the world until the master has answered,
+// the block detector spinning meanwhile: a check per second per node costs
+// the coordinator in proportion to the number of nodes.
 type masterWatch struct {
 	simTime bool
 	epoch   time.Time
