@@ -117,7 +117,6 @@ type simBody struct {
 	stamp   int64 // of pos, vel
 	command []float64
 	dirty   bool // command changed since it was last sent
-	sent    bool // a command was written on cmd
 	acked   bool // a command of cmd's was acknowledged: the simulator's reader has cmd
 	buf     []byte
 	out     []byte
@@ -468,28 +467,6 @@ func (w *SimWorld) commandsMatched(deadline time.Time) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-}
-
-// firstCommandsAcked waits until the simulator has acknowledged each
-// body's first command. That the command writer has matched the
-// simulator's reader (commandsMatched) does not mean the reader has
-// matched the writer yet: a sample that arrives before it has is dropped
-// and comes again only after a heartbeat round, after the step it was
-// sent for. A Cyclone reader acknowledges a writer's samples from the
-// first on, so once one is acknowledged every later command arrives
-// before the step request that follows it. The wait is made once per
-// body.
-func (w *SimWorld) firstCommandsAcked() error {
-	for _, b := range w.bodies {
-		if b.acked || !b.sent {
-			continue
-		}
-		if err := b.cmd.WaitAcks(w.conf.Timeout); err != nil {
-			return fmt.Errorf("%s: the simulator did not acknowledge the first command within %v: %w", b.conf.Commands, w.conf.Timeout, err)
-		}
-		b.acked = true
-	}
-	return nil
 }
 
 // sensorLen is how many observation values a sensor of kind k takes.
@@ -866,7 +843,6 @@ func (w *SimWorld) Step(h int64) {
 func (w *SimWorld) stepOnce() error {
 	t0 := time.Now()
 	deadline := t0.Add(w.conf.Timeout)
-	first := false
 	for _, b := range w.bodies {
 		if !b.dirty {
 			continue
@@ -878,12 +854,19 @@ func (w *SimWorld) stepOnce() error {
 		if err := b.cmd.Write(b.out); err != nil {
 			return err
 		}
-		b.dirty, b.sent = false, true
-		first = first || !b.acked
-	}
-	if first {
-		if err := w.firstCommandsAcked(); err != nil {
-			return err
+		b.dirty = false
+		if !b.acked {
+			// That the writer has matched the simulator's reader
+			// (commandsMatched) does not mean the reader has matched the
+			// writer: a sample that arrives before it has is dropped and
+			// comes again only after a heartbeat round, after the step it
+			// was sent for. A Cyclone reader acknowledges a writer's
+			// samples from the first on: once one is acknowledged, every
+			// later command arrives before the step request after it.
+			if err := b.cmd.WaitAcks(w.conf.Timeout); err != nil {
+				return fmt.Errorf("%s: the simulator did not acknowledge the first command within %v: %w", b.conf.Commands, w.conf.Timeout, err)
+			}
+			b.acked = true
 		}
 	}
 	c := w.stepc
