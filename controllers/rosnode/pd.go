@@ -32,9 +32,9 @@ type jointState struct{ theta, thetadot float64 }
 // RunPD runs the pendulum PD controller as the ROS 1 node "pd" until ctx is
 // done (it then returns nil) or the master stops answering (it then returns
 // an error; on sim time the master is asked only once the joint states
-// stop coming, masterWatch). args is a ROS command line: __name:=, __ns:=, __master:=,
-// __ip:=, __hostname:=, private parameters such as _rate:=100, and remaps
-// such as /clock:=/tcs/pd/clock; ROS_MASTER_URI, ROS_NAMESPACE,
+// stop coming, masterWatch). args is a ROS command line: __name:=, __ns:=,
+// __master:=, __ip:=, __hostname:=, private parameters such as _rate:=100,
+// and remaps such as /clock:=/tcs/pd/clock; ROS_MASTER_URI, ROS_NAMESPACE,
 // ROS_HOSTNAME and ROS_IP come from the environment. goroslib applies a
 // /clock remap only from os.Args, so RunPD returns an error when args
 // remaps /clock differently from os.Args (see the package comment). Log
