@@ -14,7 +14,8 @@
 //   - Release: wake a native client that waited for an activation or for a
 //     sensor sample;
 //   - Probe: look whether blocked plain clients have become runnable on their
-//     own, and report each with [Policy.Woke];
+//     own, and report each with [Policy.Woke] (a process a client started is
+//     reported when it is seen, with [Policy.Started]);
 //   - Wait (free mode only): let the clients run until a wall-clock instant;
 //   - Finish: the run is over.
 //

@@ -1029,6 +1029,27 @@ func (p *Policy) sideGoesOn(c int) {
 	}
 }
 
+// Started reports that client c started a process (a fork tcs adopted
+// into it, DESIGN §3). A new process is runnable as it begins and computes
+// beside the thread that talks to the coordinator, so a native client's
+// side work goes on as soon as it waits, as when a slice of side work was
+// computing (sideGoesOn): left to the probe of the waiting clients, which
+// comes after waitLookEvery of wall time, the child would run where the
+// wall clock puts it, or not at all in a run shorter than that. A ROS
+// client needs nothing: it is dispatched until all its threads and its
+// children's block, and probed whenever it is blocked.
+func (p *Policy) Started(c int) {
+	cl := &p.clients[c]
+	if cl.conf.API != Native || p.conf.Mode == Free || cl.st == stExited {
+		return
+	}
+	cl.sideBusy = true
+	if cl.st == stIdle || cl.st == stReading {
+		// Seen after it began to wait.
+		p.Woke(c)
+	}
+}
+
 // Idle reports that native client c finished its activation and waits until
 // virtual time wake.
 func (p *Policy) Idle(c int, wake int64) {

@@ -29,7 +29,7 @@ import (
 //	clock NAME [at=T]             the clock rule: at a dispatch (DispatchClock), or at boundary T
 //	idle NAME wake=T | read NAME | actuate NAME | relay NAME to=A,B
 //	resume NAME                   the rest of NAME's slice after ran ... stop=interrupted (Resume)
-//	exited NAME code=N | clocklost NAME | delivered NAME | woke NAME | probed
+//	exited NAME code=N | clocklost NAME | delivered NAME | woke NAME | started NAME | probed
 //	sample NAME at=T              the sample rule at boundary T (SampleNow): now or held
 //	stats [NAME...]               the accounting of the named (default all) clients
 //	state                         the policy's String
@@ -447,6 +447,12 @@ func (s *scriptRun) do(cmd string) (string, error) {
 			return "", err
 		}
 		s.p.Woke(c)
+	case "started":
+		c, err := s.client(pos[0])
+		if err != nil {
+			return "", err
+		}
+		s.p.Started(c)
 	case "probed":
 		s.p.Probed()
 	case "pause":

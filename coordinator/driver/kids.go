@@ -26,6 +26,14 @@ type kid struct {
 // Adopted is how many processes the clients started that the run adopted.
 func (m *Mechanism) Adopted() int { return m.adopted }
 
+// TakeStarted reports whether p started a process that was adopted since
+// it was last asked (the policy is told: Policy.Started).
+func (p *Proc) TakeStarted() bool {
+	n := p.started
+	p.started = 0
+	return n > 0
+}
+
 // EventsLost is how many times the kernel dropped process events (a fork
 // may then have gone unseen and its process not adopted).
 func (m *Mechanism) EventsLost() int { return m.eventsLost }
@@ -112,6 +120,7 @@ func (m *Mechanism) adopt(p *Proc, pid int) {
 	k := &kid{pid: pid, tasks: tasks, clk: linux.ProcessCPUClock(pid)}
 	k.tids, _ = tasks.List(nil)
 	p.kids = append(p.kids, k)
+	p.started++
 	m.adopted++
 	m.levelKid(p, k)
 }

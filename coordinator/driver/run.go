@@ -276,6 +276,7 @@ type runner struct {
 	// or always when it is not watched.
 	masterKnock, masterWatched bool
 	masterKnocks               int64 // connections reported (tagMaster)
+	adoptSeen                  int   // the mechanism's adoptions the policy was told of
 	// masterWaits, masterWaitNs: blocks the loop let the master answer
 	// first, and the wall time that took.
 	masterWaits, masterWaitNs int64
@@ -1192,6 +1193,24 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake, sent bool)
 	return r.pol.HoldBudget(a.Client, ws, w.CPU, a.Arm)
 }
 
+// started tells the policy which clients started a process since it
+// last looked (Policy.Started). The mechanism adopts a process when its
+// fork is seen, during the dispatch of the client that forked it; the
+// policy hears of it before that dispatch's stop (Ran), so a native client
+// that waits next runs its child's work at once.
+func (r *runner) started() {
+	n := r.mech.Adopted()
+	if n == r.adoptSeen {
+		return
+	}
+	r.adoptSeen = n
+	for i, c := range r.clients {
+		if c.proc != nil && c.proc.TakeStarted() {
+			r.pol.Started(i)
+		}
+	}
+}
+
 // waitMaster lets the embedded ROS master answer the calls it has before
 // a ROS client's block is taken as final: a node blocked in a call to the
 // master waits for tcs, not for time, and what the call says (rospy's
@@ -1285,6 +1304,7 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) (only
 	}
 	sl.Stop = why
 	ring.stop = why
+	r.started()
 	r.pol.Ran(a.Client, sl)
 	r.stops[why]++
 	r.traceSlice(a, w.CPU, why) // trace (trace.go)
