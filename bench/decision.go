@@ -22,9 +22,10 @@ type DecisionResult struct {
 // (Next, and the Ran and Idle that follow a dispatch) with n periodic
 // clients at 100 Hz, each in its own robot, for each n in DecisionClients:
 // the same cycle the dispatch loop drives, without the Linux side. The
-// policy scans its clients and robots once or a few times per decision,
-// so the cost is linear in the client count; each result's ratio to the
-// smallest count shows how much.
+// policy passes over its robots once per decision, and over its clients
+// when a wait begins or ends before the earliest it knows of (about once
+// per activation): each result's ratio to the smallest count shows how
+// the cost grows with n.
 func Decision(w io.Writer, d time.Duration) ([]DecisionResult, error) {
 	if d <= 0 {
 		d = time.Second
@@ -76,6 +77,6 @@ func Decision(w io.Writer, d time.Duration) ([]DecisionResult, error) {
 	for _, r := range out {
 		fmt.Fprintf(w, "%8d %12d %10.1f %10.2f\n", r.Clients, r.Decisions, r.NsPerOp, r.NsPerOp/out[0].NsPerOp)
 	}
-	fmt.Fprintf(w, "complexity: O(clients) per decision (linear scans of the client and robot tables)\n")
+	fmt.Fprintf(w, "complexity: O(robots) per decision, O(clients) per wait that begins or ends before the earliest known\n")
 	return out, nil
 }

@@ -7,10 +7,11 @@ import (
 
 // BenchmarkDecision measures the policy's cost per decision (one Next and
 // the report that follows it) with n native controllers at 100 Hz, each on
-// a robot of its own, computing 50 µs per activation. The policy scans its
-// clients and its messages on its way (release, deliver, the world's next
-// event, Δ): a decision is O(clients + messages on their way), which this
-// shows as the cost per decision against n.
+// a robot of its own, computing 50 µs per activation. The policy passes
+// once over its robots (the one to run, Δ) and over its messages on its
+// way; it passes over its clients only when a wait begins or ends before
+// the earliest it knows of (release, the world's next event). This shows
+// the cost per decision against n.
 func BenchmarkDecision(b *testing.B) {
 	for _, n := range []int{4, 16, 64} {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {

@@ -140,6 +140,9 @@ func (m *fakeMachine) run(maxActions int) Action {
 	for n := 0; n < maxActions; n++ {
 		a := m.p.Next(m.wall)
 		fmt.Fprintln(&m.trace, a)
+		if err := m.p.checkCaches(); err != nil {
+			m.t.Fatalf("after %v: %v", a, err)
+		}
 		switch a.Kind {
 		case KindFinish:
 			return a

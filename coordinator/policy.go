@@ -97,6 +97,7 @@ type client struct {
 type robot struct {
 	r, rr   int64 // charged and real clocks
 	clients []int // client indices, highest priority first
+	nrun    int   // its clients in stRunnable
 	// hostHit: since its last activation that began on time, one of its
 	// slices lost CPU to the host (Conf.LateCap): misses and lost periods
 	// until then are the host's.
@@ -168,6 +169,17 @@ type Policy struct {
 
 	probed   bool // blocked clients were probed since the last change
 	nblocked int  // clients in stBlocked
+	// What the scans of every client would find, kept so that a decision
+	// costs O(robots) at most, not several passes over the clients:
+	// maxR is at least every robot's charged clock; minWake, when wakeOK,
+	// is the earliest wake of the clients that wait for an instant (idle
+	// or reading, side work included); maxRP, when rpOK, is the latest
+	// real progress of the live clients that are not runnable.
+	maxR    int64
+	minWake int64
+	wakeOK  bool
+	maxRP   int64
+	rpOK    bool
 	// The waiting native clients are probed too, at most every
 	// waitLookEvery of wall time (see step): waitLook is the wall time of
 	// the last such probe, lookWaiting whether the current one is one.
@@ -217,6 +229,9 @@ func New(conf Conf, rec Recorder) (*Policy, error) {
 			c.st, c.wake = stIdle, cc.Period
 		}
 		p.robots[cc.Robot].clients = append(p.robots[cc.Robot].clients, i)
+		if c.st == stRunnable {
+			p.robots[cc.Robot].nrun++
+		}
 	}
 	for j := range p.robots {
 		cl := p.robots[j].clients
@@ -367,8 +382,6 @@ func (p *Policy) Next(wall int64) Action {
 	if p.conf.Mode == Free {
 		return p.nextFree(wall)
 	}
-	p.measureDrift()
-
 	best, m := p.pickRobot()
 	target := p.worldTarget()
 	if best < 0 {
@@ -416,7 +429,7 @@ func (p *Policy) Next(wall int64) Action {
 		// Less than a minimal slice before a higher client's activation:
 		// a dispatch would cost more than it gives, so the robot's CPU
 		// idles until the activation (it charges time, never hides CPU).
-		rb.r += budget
+		p.setR(rb, rb.r+budget)
 		rb.rr += budget
 		return p.Next(p.wall)
 	}
@@ -506,17 +519,25 @@ func (p *Policy) Resume(c int) (Action, bool) {
 }
 
 // pickRobot returns the robot with a runnable client whose clock is smallest
-// (ties: scenario order), and that clock; -1 when no client can run.
+// (ties: scenario order), and that clock; -1 when no client can run. It
+// measures Δ on its way (measureDrift), in the same pass over the robots.
 func (p *Policy) pickRobot() (int, int64) {
 	best, m := -1, int64(math.MaxInt64)
+	// A client that is not runnable is at max(rp, T): it raises Δ's
+	// maximum only.
+	lo, hi := p.t, max(p.t, p.lateRP())
 	for j := range p.robots {
-		if p.top(j) < 0 {
+		rb := &p.robots[j]
+		if rb.nrun == 0 {
 			continue
 		}
-		if r := p.robots[j].r; r < m {
-			best, m = j, r
+		lo, hi = min(lo, rb.rr), max(hi, rb.rr)
+		if rb.r < m && p.top(j) >= 0 {
+			best, m = j, rb.r
 		}
 	}
+	p.lastDrift = hi - lo
+	p.rec.Drift(p.lastDrift)
 	return best, m
 }
 
@@ -552,10 +573,19 @@ func (p *Policy) worldTarget() int64 {
 			target = t
 		}
 	}
-	for i := range p.clients {
-		c := &p.clients[i]
-		if w := c.waiting(); (w == stIdle || w == stReading) && c.wake > p.t && c.wake < target {
-			target = c.wake
+	if !p.wakeOK || p.minWake <= p.t {
+		p.scanWakes()
+	}
+	if p.minWake > p.t && p.minWake < target {
+		target = p.minWake
+	} else if p.minWake <= p.t {
+		// A wait due already (its release is not the policy's to make
+		// yet): the earliest wait after now.
+		for i := range p.clients {
+			c := &p.clients[i]
+			if w := c.waiting(); (w == stIdle || w == stReading) && c.wake > p.t && c.wake < target {
+				target = c.wake
+			}
 		}
 	}
 	if p.t >= p.conf.Duration {
@@ -612,7 +642,7 @@ func (p *Policy) step(to int64) Action {
 		rb := &p.robots[j]
 		idle := !p.hasRunnable(j)
 		if idle || p.conf.Mode != Consistent {
-			rb.r = max(rb.r, to)
+			p.setR(rb, max(rb.r, to))
 		}
 		if idle {
 			rb.rr = max(rb.rr, to)
@@ -621,13 +651,60 @@ func (p *Policy) step(to int64) Action {
 	return Action{Kind: KindStep, To: to, Boundary: to%p.conf.Step == 0}
 }
 
-func (p *Policy) hasRunnable(j int) bool {
-	for _, i := range p.robots[j].clients {
-		if p.clients[i].st == stRunnable {
-			return true
-		}
+func (p *Policy) hasRunnable(j int) bool { return p.robots[j].nrun > 0 }
+
+// setR sets robot rb's charged clock to r, which never goes back.
+func (p *Policy) setR(rb *robot, r int64) {
+	rb.r = r
+	p.maxR = max(p.maxR, r)
+}
+
+// setSt puts client c in state st, keeping its robot's count of runnable
+// clients. A live client that was not runnable leaves, with its real
+// progress, what maxRP is the latest of (block puts it back with its new
+// progress).
+func (p *Policy) setSt(c *client, st state) {
+	was, is := c.st == stRunnable, st == stRunnable
+	rb := &p.robots[c.conf.Robot]
+	switch {
+	case was && !is:
+		rb.nrun--
+	case !was && is:
+		rb.nrun++
 	}
-	return false
+	if !was && c.st != stExited && c.rp >= p.maxRP {
+		p.rpOK = false
+	}
+	c.st = st
+}
+
+// waits notes that client c waits for instant c.wake (idle or reading).
+func (p *Policy) waits(c *client) {
+	if p.wakeOK {
+		p.minWake = min(p.minWake, c.wake)
+	}
+}
+
+// waitEnds notes that client c no longer waits for c.wake.
+func (p *Policy) waitEnds(c *client) {
+	if c.wake <= p.minWake {
+		p.wakeOK = false
+	}
+}
+
+// lateRP is the latest real progress of the live clients that are not
+// runnable (p.t when there is none).
+func (p *Policy) lateRP() int64 {
+	if !p.rpOK {
+		p.maxRP = p.t
+		for i := range p.clients {
+			if c := &p.clients[i]; c.st != stRunnable && c.st != stExited {
+				p.maxRP = max(p.maxRP, c.rp)
+			}
+		}
+		p.rpOK = true
+	}
+	return p.maxRP
 }
 
 func (p *Policy) clearYields() {
@@ -638,6 +715,10 @@ func (p *Policy) clearYields() {
 
 // release wakes one native client whose wait is over.
 func (p *Policy) release() (Action, bool) {
+	if p.wakeOK && p.minWake > max(p.maxR, p.t) {
+		// No wait ends before any robot's clock or the world's time.
+		return Action{}, false
+	}
 	for i := range p.clients {
 		c := &p.clients[i]
 		switch c.waiting() {
@@ -651,9 +732,10 @@ func (p *Policy) release() (Action, bool) {
 				// callbacks, 5 ms .. 10 s; one beyond it is not.)
 				continue
 			}
+			p.waitEnds(c)
 			c.back = stRunnable
 			p.wakeUp(i)
-			rb.r = max(rb.r, now)
+			p.setR(rb, max(rb.r, now))
 			if c.conf.Class == Periodic && !c.clockLost {
 				// The activation begins when the client is dispatched with
 				// it (DESIGN §6); in free mode, where nothing is
@@ -670,12 +752,27 @@ func (p *Policy) release() (Action, bool) {
 			if c.wake > p.t {
 				continue
 			}
+			p.waitEnds(c)
 			c.back = stRunnable
 			p.wakeUp(i)
 			return Action{Kind: KindRelease, Client: i, Robot: c.conf.Robot, Now: p.robots[c.conf.Robot].r, Wait: WaitSample}, true
 		}
 	}
+	p.scanWakes()
 	return Action{}, false
+}
+
+// scanWakes finds minWake, the earliest wake of the clients that wait for
+// an instant (MaxInt64 when none does).
+func (p *Policy) scanWakes() {
+	p.minWake = math.MaxInt64
+	for i := range p.clients {
+		c := &p.clients[i]
+		if w := c.waiting(); w == stIdle || w == stReading {
+			p.minWake = min(p.minWake, c.wake)
+		}
+	}
+	p.wakeOK = true
 }
 
 // activate counts the activation of periodic client i that begins now, due
@@ -756,13 +853,17 @@ func (p *Policy) wakeUp(i int) {
 	j := c.conf.Robot
 	rb := &p.robots[j]
 	if !p.hasRunnable(j) {
-		rb.r = max(rb.r, p.t)
+		p.setR(rb, max(rb.r, p.t))
 		rb.rr = max(rb.rr, p.t)
 	}
 	if c.st == stBlocked {
 		p.nblocked--
 	}
-	c.st = stRunnable
+	if c.st == stIdle || c.st == stReading {
+		// Its wait ends (Woke puts it back as side work's).
+		p.waitEnds(c)
+	}
+	p.setSt(c, stRunnable)
 }
 
 // apply returns the first pending command that is due.
@@ -785,24 +886,7 @@ func (p *Policy) finish(e End, c int) Action {
 
 // measureDrift computes Δ = max − min over the world and every live client,
 // on the real clocks, and reports it.
-func (p *Policy) measureDrift() {
-	lo, hi := p.t, p.t
-	for i := range p.clients {
-		c := &p.clients[i]
-		var v int64
-		switch c.st {
-		case stExited:
-			continue
-		case stRunnable:
-			v = p.robots[c.conf.Robot].rr
-		default:
-			v = max(c.rp, p.t)
-		}
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	p.lastDrift = hi - lo
-	p.rec.Drift(p.lastDrift)
-}
+func (p *Policy) measureDrift() { p.pickRobot() }
 
 // Split decides what of slice s of client c, dispatched by the last
 // action, is charged and what is the host's, without changing anything:
@@ -944,9 +1028,11 @@ func (p *Policy) rosBlocked(c int) bool {
 		cl.active = false
 		p.block(c, stIdle)
 		cl.wake = cl.due + cl.conf.Period
+		p.waits(cl)
 	case resume:
 		p.block(c, stIdle)
 		cl.wake = cl.resumeWake
+		p.waits(cl)
 	default:
 		return false
 	}
@@ -958,7 +1044,7 @@ func (p *Policy) account(c int, cpu int64) {
 	cl := &p.clients[c]
 	cl.cpu += cpu
 	rb := &p.robots[cl.conf.Robot]
-	rb.r += int64(float64(cpu) * cl.charge)
+	p.setR(rb, rb.r+int64(float64(cpu)*cl.charge))
 	rb.rr += int64(float64(cpu) * cl.real)
 	for _, i := range rb.clients {
 		o := &p.clients[i]
@@ -976,10 +1062,14 @@ func (p *Policy) account(c int, cpu int64) {
 func (p *Policy) block(c int, st state) {
 	cl := &p.clients[c]
 	rb := &p.robots[cl.conf.Robot]
-	cl.st, cl.back = st, stRunnable
+	p.setSt(cl, st)
+	cl.back = stRunnable
 	cl.p, cl.rp = rb.r, rb.rr
+	if p.rpOK {
+		p.maxRP = max(p.maxRP, cl.rp)
+	}
 	if !p.hasRunnable(cl.conf.Robot) {
-		rb.r = max(rb.r, p.t)
+		p.setR(rb, max(rb.r, p.t))
 		rb.rr = max(rb.rr, p.t)
 	}
 }
@@ -1003,6 +1093,7 @@ func (p *Policy) Read(c int) bool {
 	}
 	p.block(c, stReading)
 	cl.wake = s
+	p.waits(cl)
 	p.sideGoesOn(c)
 	return false
 }
@@ -1063,6 +1154,7 @@ func (p *Policy) Idle(c int, wake int64) {
 	}
 	p.block(c, stIdle)
 	cl.wake = wake
+	p.waits(cl)
 	p.sideGoesOn(c)
 }
 
@@ -1441,12 +1533,15 @@ func (p *Policy) Exited(c int, code int) {
 	if !cl.gone {
 		cl.gone, cl.goneAt = true, cl.exitAt
 	}
+	if w := cl.waiting(); w == stIdle || w == stReading {
+		p.waitEnds(cl)
+	}
+	p.setSt(cl, stExited)
 	cl.p, cl.rp = rb.r, rb.rr
-	cl.st = stExited
 	cl.exitCode = code
 	cl.active = false
 	if !p.hasRunnable(cl.conf.Robot) {
-		rb.r = max(rb.r, p.t)
+		p.setR(rb, max(rb.r, p.t))
 		rb.rr = max(rb.rr, p.t)
 	}
 	if p.finished {

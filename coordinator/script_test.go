@@ -144,6 +144,11 @@ func runScript(t *testing.T, path string) {
 		if err != nil {
 			t.Fatalf("%s:%d: %s: %v", path, c.line, c.cmd, err)
 		}
+		if s.p != nil {
+			if err := s.p.checkCaches(); err != nil {
+				t.Fatalf("%s:%d: %s: %v", path, c.line, c.cmd, err)
+			}
+		}
 		got[k] = out
 		if !*rewrite && out != c.want {
 			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", path, c.line, c.cmd, out, c.want)
@@ -275,6 +280,9 @@ func (s *scriptRun) do(cmd string) (string, error) {
 		for i := 0; i < n; i++ {
 			s.log = s.log[:0]
 			a := s.p.Next(s.wall)
+			if err := s.p.checkCaches(); err != nil {
+				return "", fmt.Errorf("after %v: %w", a, err)
+			}
 			s.ran, s.out = a.Kind == KindDispatch, a.Client
 			lines = append(lines, a.String())
 			lines = append(lines, s.log...)
