@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 
@@ -21,6 +22,7 @@ type kid struct {
 	tids  []int
 	clk   int32
 	last  int64 // its CPU clock when last charged
+	ran   int64 // its client's Run (Proc.runs) in which it last used CPU
 }
 
 // Adopted is how many processes the clients started that the run adopted.
@@ -141,20 +143,30 @@ func (m *Mechanism) letGo(p *Proc, pid int) {
 	p.kids = slices.Delete(p.kids, i, i+1)
 }
 
-// kidsCPU returns the CPU p's kids used since it was last charged.
+// kidsCPU returns the CPU p's kids used since it was last charged, at the
+// end of each of p's Runs.
 func (p *Proc) kidsCPU() int64 {
+	p.runs++
 	var d int64
 	for _, k := range p.kids {
 		if ns, err := p.clock.Ns(k.clk); err == nil && ns > k.last {
 			d += ns - k.last
 			k.last = ns
+			k.ran = p.runs
 		}
 	}
 	return d
 }
 
-// levelKids puts every thread of p's kids at p's level.
+// levelKids puts every thread of p's kids at p's level. Raised threads
+// join the back of ℓ1's queue in the order they are raised, and SCHED_FIFO
+// runs the first of equals until it blocks: the kids are raised the one
+// that used CPU longest ago first, so that one that computes does not hold
+// p's turns from the others (one CPU shares itself among its processes).
 func (m *Mechanism) levelKids(p *Proc) {
+	if p.level == m.conf.Base-1 && len(p.kids) > 1 {
+		slices.SortStableFunc(p.kids, func(a, b *kid) int { return cmp.Compare(a.ran, b.ran) })
+	}
 	for i := 0; i < len(p.kids); {
 		if m.levelKid(p, p.kids[i]) {
 			i++

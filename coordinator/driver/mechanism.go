@@ -211,6 +211,7 @@ type Proc struct {
 	states   []threadState // p's threads' stat files (Runnable), in tids order
 	kids     []*kid        // the processes it started (see kid)
 	started  int           // kids adopted since TakeStarted last looked
+	runs     int64         // Runs that charged its kids (kid.ran)
 	level    int           // the SCHED_FIFO priority setLevel last gave it (0: released)
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
 	raises   int           // times Run raised it since the last look
