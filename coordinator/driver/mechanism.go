@@ -1306,9 +1306,7 @@ func (m *Mechanism) Release(p *Proc) error {
 		return nil
 	}
 	if p.execFd < 0 { // before its exec, its one thread under control (gate)
-		if tids, err := p.tasks.List(p.tids); err == nil {
-			p.tids = tids
-		}
+		p.relist()
 	}
 	for _, tid := range p.tids {
 		if err := linux.SetOther(tid); err != nil && !errors.Is(err, unix.ESRCH) {

@@ -7,21 +7,38 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // example when a wall-clock timeout expired. Used by the policy's probes;
 // it reads each thread's state from a file kept open, and allocates only
 // when p's threads changed.
+//
+// p's threads are listed again only when their count changed or one of
+// them is gone (its stat file fails: a thread that exited while another
+// was created leaves the count as it was): a listing reads the whole
+// task directory, the count is one fstat.
 func (m *Mechanism) Runnable(p *Proc) bool {
 	if p.reaped || p.exited {
 		return false
 	}
-	if tids, err := p.tasks.List(p.tids); err == nil {
-		p.tids = tids
+	if n, err := p.tasks.Count(); err == nil && n != len(p.tids) {
+		p.relist()
 	}
-	p.syncStates()
-	for k := range p.states {
-		if st, err := p.states[k].f.State(); err == nil && st == 'R' {
-			if p.isSysmon(p.states[k].tid) && !p.sm.probed(m.clock.Monotonic()) {
-				continue // runnable at ℓ3 between its turns (sysmon.go)
+	for pass := 0; pass < 2; pass++ {
+		p.syncStates()
+		gone := false
+		for k := range p.states {
+			st, err := p.states[k].f.State()
+			if err != nil {
+				gone = true
+				continue
 			}
-			return true
+			if st == 'R' {
+				if p.isSysmon(p.states[k].tid) && !p.sm.probed(m.clock.Monotonic()) {
+					continue // runnable at ℓ3 between its turns (sysmon.go)
+				}
+				return true
+			}
 		}
+		if !gone {
+			break
+		}
+		p.relist()
 	}
 	// A process it started (a client waiting for its child to exit).
 	for _, k := range p.kids {
@@ -32,6 +49,13 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 		}
 	}
 	return false
+}
+
+// relist lists p's threads again (kept as they were if the listing fails).
+func (p *Proc) relist() {
+	if tids, err := p.tasks.List(p.tids); err == nil {
+		p.tids = tids
+	}
 }
 
 // threadState is an open stat file of one thread of a client.
