@@ -573,20 +573,10 @@ func (p *Policy) worldTarget() int64 {
 			target = t
 		}
 	}
-	if !p.wakeOK || p.minWake <= p.t {
-		p.scanWakes()
-	}
-	if p.minWake > p.t && p.minWake < target {
+	// Next asked release first, which found no wait over: minWake is
+	// exact and after T (a wait at or before T would have been released).
+	if p.minWake < target {
 		target = p.minWake
-	} else if p.minWake <= p.t {
-		// A wait due already (its release is not the policy's to make
-		// yet): the earliest wait after now.
-		for i := range p.clients {
-			c := &p.clients[i]
-			if w := c.waiting(); (w == stIdle || w == stReading) && c.wake > p.t && c.wake < target {
-				target = c.wake
-			}
-		}
 	}
 	if p.t >= p.conf.Duration {
 		// The world has ended: it waits for nobody, and the clients finish
@@ -719,10 +709,12 @@ func (p *Policy) release() (Action, bool) {
 		// No wait ends before any robot's clock or the world's time.
 		return Action{}, false
 	}
+	wake := int64(math.MaxInt64) // the earliest wait, for minWake
 	for i := range p.clients {
 		c := &p.clients[i]
 		switch c.waiting() {
 		case stIdle:
+			wake = min(wake, c.wake)
 			rb := &p.robots[c.conf.Robot]
 			now := max(rb.r, p.t)
 			if c.wake > now || (c.conf.Class == Periodic && c.wake > p.conf.Duration) {
@@ -749,6 +741,7 @@ func (p *Policy) release() (Action, bool) {
 			}
 			return Action{Kind: KindRelease, Client: i, Robot: c.conf.Robot, Now: rb.r, Wait: WaitActivation}, true
 		case stReading:
+			wake = min(wake, c.wake)
 			if c.wake > p.t {
 				continue
 			}
@@ -758,21 +751,8 @@ func (p *Policy) release() (Action, bool) {
 			return Action{Kind: KindRelease, Client: i, Robot: c.conf.Robot, Now: p.robots[c.conf.Robot].r, Wait: WaitSample}, true
 		}
 	}
-	p.scanWakes()
+	p.minWake, p.wakeOK = wake, true
 	return Action{}, false
-}
-
-// scanWakes finds minWake, the earliest wake of the clients that wait for
-// an instant (MaxInt64 when none does).
-func (p *Policy) scanWakes() {
-	p.minWake = math.MaxInt64
-	for i := range p.clients {
-		c := &p.clients[i]
-		if w := c.waiting(); w == stIdle || w == stReading {
-			p.minWake = min(p.minWake, c.wake)
-		}
-	}
-	p.wakeOK = true
 }
 
 // activate counts the activation of periodic client i that begins now, due
