@@ -31,9 +31,9 @@ func (m *Mechanism) Adopted() int { return m.adopted }
 // TakeStarted reports whether p started a process that was adopted since
 // it was last asked (the policy is told: Policy.Started).
 func (p *Proc) TakeStarted() bool {
-	n := p.started
-	p.started = 0
-	return n > 0
+	s := p.started
+	p.started = false
+	return s
 }
 
 // EventsLost is how many times the kernel dropped process events (a fork
@@ -122,7 +122,7 @@ func (m *Mechanism) adopt(p *Proc, pid int) {
 	k := &kid{pid: pid, tasks: tasks, clk: linux.ProcessCPUClock(pid)}
 	k.tids, _ = tasks.List(nil)
 	p.kids = append(p.kids, k)
-	p.started++
+	p.started = true
 	m.adopted++
 	m.levelKid(p, k)
 }

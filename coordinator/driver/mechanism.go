@@ -210,7 +210,7 @@ type Proc struct {
 	watch    []threadWatch // p's threads as look saw them, in tids order
 	states   []threadState // p's threads' stat files (Runnable), in tids order
 	kids     []*kid        // the processes it started (see kid)
-	started  int           // kids adopted since TakeStarted last looked
+	started  bool          // a kid was adopted since TakeStarted last looked
 	runs     int64         // Runs that charged its kids (kid.ran)
 	level    int           // the SCHED_FIFO priority setLevel last gave it (0: released)
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
