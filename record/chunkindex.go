@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/tcs-robotics/tcs/coordinator/linux"
 )
 
 // chunkSpill keeps the MCAP writer's chunk index entries in a file while
@@ -26,15 +28,12 @@ type chunkSpill struct {
 }
 
 // newChunkSpill creates the spill file in the recording's folder (the
-// same file system, not a tmpfs that would hold it in memory) and unlinks
-// it at once, so nothing is left behind however the run ends.
+// same file system, not a tmpfs that would hold it in memory) without a
+// name (linux.UnnamedFile), so nothing is left behind however the run
+// ends, even killed as it creates the file.
 func newChunkSpill(path string) (*chunkSpill, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".chunks-*")
+	f, err := linux.UnnamedFile(filepath.Dir(path), "."+filepath.Base(path)+".chunks-*")
 	if err != nil {
-		return nil, fmt.Errorf("chunk index file: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("chunk index file: %w", err)
 	}
 	return &chunkSpill{f: f}, nil

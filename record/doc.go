@@ -7,7 +7,7 @@
 // form for relayed topics; the reader and report read a recording back
 // (tcs report), including the prefix a killed run left. The writer's
 // memory does not grow with the recording: the chunk index waits in an
-// unlinked file beside it until Close writes the summary.
+// unnamed file beside it until Close writes the summary.
 //
 // It must not block its caller on disk: only the writer goroutine and
 // Close touch the file.

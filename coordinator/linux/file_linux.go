@@ -107,3 +107,32 @@ func writeFileRename(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	return nil
 }
+
+// UnnamedFile opens a new file in folder dir for reading and writing that
+// has no name (open O_TMPFILE): the kernel frees it with its last
+// descriptor, so a process killed at any instant (SIGKILL) leaves nothing
+// behind. On a file system without O_TMPFILE it falls back to a named file
+// removed at once, which a kill between the two calls leaves; pattern
+// names it (os.CreateTemp).
+func UnnamedFile(dir, pattern string) (*os.File, error) {
+	var fd int
+	err := retryEINTR(func() (e error) {
+		fd, e = unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+		return e
+	})
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open O_TMPFILE in %s: %w", dir, err)
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)")), nil
+}

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,5 +31,29 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, "missing", "x"), nil, 0o644); err == nil {
 		t.Fatal("no error writing into a missing folder")
+	}
+}
+
+// UnnamedFile gives a file that reads back what was written to it and
+// never appears in its folder.
+func TestUnnamedFile(t *testing.T) {
+	dir := t.TempDir()
+	f, err := UnnamedFile(dir, ".x-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("chunk index")); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Fatalf("folder holds %v (%v), want nothing", ents, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(f)
+	if err != nil || string(got) != "chunk index" {
+		t.Fatalf("read back %q, %v", got, err)
 	}
 }
