@@ -115,14 +115,18 @@ type Mechanism struct {
 	// afterRaise, when set (tests), runs right after a client is raised.
 	afterRaise func()
 
-	det      *detector
-	procs    []*Proc
-	cur      *Proc
-	armed    bool
-	expiry   int64 // the timer's instant, when armed
-	due      int64 // the dispatched slice's end: expiry, or a parked slice's hand-back
-	spawnReq chan spawnReq
-	closed   bool
+	det    *detector
+	procs  []*Proc
+	cur    *Proc
+	armed  bool
+	expiry int64 // the timer's instant, when armed
+	due    int64 // the dispatched slice's end: expiry, or a parked slice's hand-back
+	// early: the armed timer expires before due (kept from an earlier
+	// slice, see Run); when it fires, wait arms it for due and waits on.
+	early      bool
+	earlyFires int64 // kept timers that expired before their slice's end
+	spawnReq   chan spawnReq
+	closed     bool
 
 	lastWake  int64 // CLOCK_MONOTONIC when the last wait returned
 	lastYield int64 // ... when the dispatch goroutine last yielded
@@ -504,16 +508,26 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		// Programming a timer costs about 10 µs of CPU in this kind of VM
 		// (the deadline register write traps to the host), so a timer
 		// still armed for up to rearmSlack before the wanted instant is
-		// kept: the slice ends at most that much early, never late.
+		// kept: the slice ends at most that much early, never late. A
+		// client that blocks within its slices (not p.computes) keeps one
+		// armed up to half the budget early too: its slices end by a block
+		// long before, and should one run on, the expiry is only a check
+		// (wait arms the timer again for the slice's end) that costs a
+		// wake-up, where arming at every dispatch costs a system call.
 		want := m.clock.Monotonic() + budget
-		if !m.armed || m.expiry > want || want-m.expiry > rearmSlack {
+		m.early = false
+		switch {
+		case m.armed && m.expiry <= want && want-m.expiry <= rearmSlack:
+			m.due = m.expiry
+		case m.armed && m.expiry <= want && !p.computes && want-m.expiry <= budget/2:
+			m.due, m.early = want, true
+		default:
 			m.expiry = want
 			if err := m.timer.ArmAt(m.expiry); err != nil {
 				return w, err
 			}
-			m.armed = true
+			m.armed, m.due = true, m.expiry
 		}
-		m.due = m.expiry
 	case m.armed:
 		if err := m.disarm(); err != nil {
 			return w, err
@@ -569,6 +583,10 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	}
 	return w, err
 }
+
+// EarlyFires is how many timers kept from an earlier slice (see Run)
+// expired before the slice's end and were armed again.
+func (m *Mechanism) EarlyFires() int64 { return m.earlyFires }
 
 // Yields returns how many times the dispatch goroutine has passed through
 // the Go scheduler on purpose (see yieldEvery) and the CPU time (ns) of the
@@ -691,7 +709,7 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 		if err := m.timer.ArmAt(m.expiry); err != nil {
 			return w, err
 		}
-		m.armed, m.due = true, m.expiry
+		m.armed, m.due, m.early = true, m.expiry, false
 	default:
 		if m.armed {
 			if err := m.disarm(); err != nil {
@@ -835,7 +853,7 @@ func (m *Mechanism) waker() {
 func (m *Mechanism) ThreadClock() int32 { return linux.ThreadCPUClock(m.tid) }
 
 func (m *Mechanism) disarm() error {
-	m.armed = false
+	m.armed, m.early = false, false
 	if err := m.timer.Disarm(); err != nil {
 		return err
 	}
@@ -875,9 +893,17 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 				if err != nil {
 					return err
 				}
-				if x > 0 {
+				if x > 0 && m.early && now < m.due-rearmSlack {
+					// A kept timer's early expiry (Run): the slice goes on
+					// until its own end.
+					m.early, m.expiry = false, m.due
+					if err := m.timer.ArmAt(m.expiry); err != nil {
+						return err
+					}
+					m.earlyFires++
+				} else if x > 0 {
 					w.Timer, w.Late, any = true, now-m.due, true
-					m.armed = false
+					m.armed, m.early = false, false
 				}
 			case tag == tagDetector:
 				// A notification for an older generation (the client was

@@ -336,6 +336,44 @@ func TestParkedSliceEndsOnTime(t *testing.T) {
 	}
 }
 
+// A timer kept from an earlier slice that expires before the slice's end
+// (Run keeps one up to half the budget early for a client that blocks in
+// its slices) does not end the slice: it is armed again for the slice's
+// own end. The slice must last its whole budget of wall time (host steal
+// would show in its CPU, not in its wall time).
+func TestKeptTimerEndsSliceAtItsEnd(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	sleeper := spawn(t, m, "sleeper", "sleep", "100")
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	// Past its exec (a dispatch of its own) and computing.
+	runUntil(t, m, busy, int64(time.Millisecond), func(w Wake) bool { return w.Timer && !w.Blocked })
+	const budget = int64(20 * time.Millisecond)
+	for round := 0; round < 3; round++ {
+		runUntil(t, m, sleeper, budget, func(w Wake) bool { return w.Blocked })
+		time.Sleep(6 * time.Millisecond) // the timer stays armed meanwhile
+		// As a client that blocks within its slices: the one that keeps a
+		// timer armed early.
+		busy.computes = false
+		fires := m.EarlyFires()
+		t0 := m.clock.Monotonic()
+		w, err := m.Run(busy, budget)
+		wall := m.clock.Monotonic() - t0
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !w.Timer || w.Blocked {
+			t.Fatalf("round %d: busy client not preempted by the timer: %+v", round, w)
+		}
+		if m.EarlyFires() == fires {
+			t.Fatalf("round %d: the timer was armed anew, not kept (the test tries nothing)", round)
+		}
+		if wall < budget-rearmSlack {
+			t.Fatalf("round %d: the slice lasted %v of its %v: it ended at the kept timer's expiry", round, time.Duration(wall), time.Duration(budget))
+		}
+	}
+}
+
 // sleeperAndBusy starts a client that blocks at once and one that computes
 // without end, and dispatches the first until it is seen blocked.
 func sleeperAndBusy(t *testing.T, m *Mechanism) (sleeper, busy *Proc) {
