@@ -120,10 +120,10 @@ type Mechanism struct {
 	cur    *Proc
 	armed  bool
 	expiry int64 // the timer's instant, when armed
-	due    int64 // the dispatched slice's end: expiry, or a parked slice's hand-back
-	// early: the armed timer expires before due (kept from an earlier
-	// slice, see Run); when it fires, wait arms it for due and waits on.
-	early      bool
+	// due is the dispatched slice's end: expiry, or a parked slice's
+	// hand-back, or after expiry when Run kept an earlier slice's timer
+	// (wait then arms it for due when it fires).
+	due        int64
 	earlyFires int64 // kept timers that expired before their slice's end
 	spawnReq   chan spawnReq
 	closed     bool
@@ -515,12 +515,11 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		// (wait arms the timer again for the slice's end) that costs a
 		// wake-up, where arming at every dispatch costs a system call.
 		want := m.clock.Monotonic() + budget
-		m.early = false
 		switch {
 		case m.armed && m.expiry <= want && want-m.expiry <= rearmSlack:
 			m.due = m.expiry
 		case m.armed && m.expiry <= want && !p.computes && want-m.expiry <= budget/2:
-			m.due, m.early = want, true
+			m.due = want
 		default:
 			m.expiry = want
 			if err := m.timer.ArmAt(m.expiry); err != nil {
@@ -709,7 +708,7 @@ func (m *Mechanism) Poll(timeout int64) (Wake, error) {
 		if err := m.timer.ArmAt(m.expiry); err != nil {
 			return w, err
 		}
-		m.armed, m.due, m.early = true, m.expiry, false
+		m.armed, m.due = true, m.expiry
 	default:
 		if m.armed {
 			if err := m.disarm(); err != nil {
@@ -853,7 +852,7 @@ func (m *Mechanism) waker() {
 func (m *Mechanism) ThreadClock() int32 { return linux.ThreadCPUClock(m.tid) }
 
 func (m *Mechanism) disarm() error {
-	m.armed, m.early = false, false
+	m.armed = false
 	if err := m.timer.Disarm(); err != nil {
 		return err
 	}
@@ -893,17 +892,17 @@ func (m *Mechanism) wait(w *Wake, timeoutMs int, gen uint64) error {
 				if err != nil {
 					return err
 				}
-				if x > 0 && m.early && now < m.due-rearmSlack {
+				if x > 0 && m.expiry < m.due && now < m.due-rearmSlack {
 					// A kept timer's early expiry (Run): the slice goes on
 					// until its own end.
-					m.early, m.expiry = false, m.due
+					m.expiry = m.due
 					if err := m.timer.ArmAt(m.expiry); err != nil {
 						return err
 					}
 					m.earlyFires++
 				} else if x > 0 {
 					w.Timer, w.Late, any = true, now-m.due, true
-					m.armed, m.early = false, false
+					m.armed = false
 				}
 			case tag == tagDetector:
 				// A notification for an older generation (the client was

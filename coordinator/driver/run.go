@@ -696,8 +696,8 @@ func (r *runner) run() (sum *report.Summary, err error) {
 		posts += c.posted
 	}
 	r.log.Info().Int64("coordinator_thread_ns", r.coordNs-r.detNs).Int64("detector_ns", r.detNs).Int64("threads_ns", r.threadsNs).
-		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("timer_early_fires", r.mech.EarlyFires()).Int64("yield_ns", yieldNs).
-		Int64("parks", parks).Int64("park_ns", parkNs).Int64("posts", posts).
+		Int64("dynamics_ns", r.dynNs).Int64("yields", yields).Int64("yield_ns", yieldNs).
+		Int64("parks", parks).Int64("park_ns", parkNs).Int64("timer_early_fires", r.mech.EarlyFires()).Int64("posts", posts).
 		Int64("master_knocks", r.masterKnocks).Int64("master_waits", r.masterWaits).Int64("master_wait_ns", r.masterWaitNs).
 		Int64("settles", r.settles).Int64("settle_ns", r.settleNs).Int64("settle_timeouts", r.settleTimeouts).
 		Int64("hold_scans", r.holdScans).Int64("hold_scan_ns", r.holdScanNs).
