@@ -25,16 +25,12 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	var fd int
-	err = retryEINTR(func() (e error) {
-		fd, e = unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, uint32(perm))
-		return e
-	})
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
-		return writeFileRename(path, data, perm)
-	}
+	fd, ok, err := openUnnamed(dir, unix.O_WRONLY, uint32(perm))
 	if err != nil {
 		return fmt.Errorf("write %s: open O_TMPFILE: %w", path, err)
+	}
+	if !ok {
+		return writeFileRename(path, data, perm)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
@@ -115,12 +111,11 @@ func writeFileRename(path string, data []byte, perm os.FileMode) (err error) {
 // removed at once, which a kill between the two calls leaves; pattern
 // names it (os.CreateTemp).
 func UnnamedFile(dir, pattern string) (*os.File, error) {
-	var fd int
-	err := retryEINTR(func() (e error) {
-		fd, e = unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-		return e
-	})
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
+	fd, ok, err := openUnnamed(dir, unix.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open O_TMPFILE in %s: %w", dir, err)
+	}
+	if !ok {
 		f, err := os.CreateTemp(dir, pattern)
 		if err != nil {
 			return nil, err
@@ -131,8 +126,19 @@ func UnnamedFile(dir, pattern string) (*os.File, error) {
 		}
 		return f, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("open O_TMPFILE in %s: %w", dir, err)
-	}
 	return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)")), nil
+}
+
+// openUnnamed opens a file without a name in folder dir (open O_TMPFILE
+// with access flags and perm). ok is false, with no error, when dir's file
+// system has no O_TMPFILE: the caller falls back to a named file.
+func openUnnamed(dir string, flags int, perm uint32) (fd int, ok bool, err error) {
+	err = retryEINTR(func() (e error) {
+		fd, e = unix.Open(dir, unix.O_TMPFILE|flags|unix.O_CLOEXEC, perm)
+		return e
+	})
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
+		return -1, false, nil
+	}
+	return fd, err == nil, err
 }
