@@ -136,11 +136,13 @@ type Mechanism struct {
 	parkNs    int64 // the dispatch thread's CPU those parks took (Yields)
 
 	// parkCh hands the parked dispatch goroutine back (see park); noteFd,
-	// an eventfd, tells the waker that it is parking (noteBuf: the
-	// dispatch goroutine's buffer, wakeBuf the waker's), or, once
-	// wakerStop is set, to end.
+	// a non-blocking eventfd, tells the waker that it is parking (noteBuf:
+	// the dispatch goroutine's buffer, wakeBuf the waker's), or, once
+	// wakerStop is set, to end; the waker reads it as noteFile, through
+	// Go's poller.
 	parkCh    chan struct{}
 	noteFd    int
+	noteFile  *os.File
 	noteBuf   [8]byte
 	wakeBuf   [8]byte
 	wakerStop atomic.Bool
@@ -326,9 +328,10 @@ func New(conf Conf) (m *Mechanism, err error) {
 	m.pevBuf = make([]linux.ProcEvent, 0, 256)
 	m.spawnReq = make(chan spawnReq)
 	go spawner(m.spawnReq, m.others)
-	if m.noteFd, err = linux.Eventfd(0, unix.EFD_CLOEXEC); err != nil {
+	if m.noteFd, err = linux.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return nil, fmt.Errorf("mechanism: %w", err)
 	}
+	m.noteFile = os.NewFile(uintptr(m.noteFd), "waker-note")
 	m.parkCh, m.wakerDone = make(chan struct{}), make(chan struct{})
 	go m.waker()
 	if m.det, err = m.startDetector(); err != nil {
@@ -780,9 +783,10 @@ func (m *Mechanism) park(end int64) { m.pass(end) }
 
 // pass is yield (end 0) or park (end > 0), counted with the dispatch
 // thread's CPU it took (Yields). A park tells the waker through noteFd,
-// which wakes the waker's thread in the kernel: the waker's goroutine is
-// not made ready on this thread's P, so the park's hand-off of the P has
-// no goroutine of the waker's to start a thread for.
+// which the kernel reports to the runtime's polling thread on the other
+// CPUs: the waker's goroutine is made ready there, not on this thread's
+// P, so the park's hand-off of the P has no goroutine of the waker's to
+// start a thread for.
 func (m *Mechanism) pass(end int64) {
 	c0, _ := m.clock.Ns(threadCPUClock)
 	if end > 0 {
@@ -814,10 +818,17 @@ func (m *Mechanism) pass(end int64) {
 // would cost the other CPU a timer wake-up every few hundred µs whether a
 // park came or not), watches the wait set until parkLead before the
 // slice's end, and hands the goroutine back (see park).
+//
+// It waits for the note parked in Go's poller, not in a blocking read: the
+// hand-back makes the dispatch goroutine ready on the waker's P, and the
+// waker parking right after lets its thread hand that P to the dispatch
+// thread at once. (A yield instead would queue the waker, and a thread
+// woken on the other CPU would have to run it again only for it to block:
+// more wake-ups there at every park.)
 func (m *Mechanism) waker() {
 	defer close(m.wakerDone)
 	for {
-		if _, err := linux.WaitU64(m.noteFd, &m.wakeBuf); err != nil || m.wakerStop.Load() {
+		if n, err := m.noteFile.Read(m.wakeBuf[:]); err != nil || n != 8 || m.wakerStop.Load() {
 			return
 		}
 		end := m.parkEnd.Load()
@@ -841,9 +852,6 @@ func (m *Mechanism) waker() {
 				runtime.Gosched()
 			}
 		}
-		// The goroutine is now ready on this thread's P: yielding hands
-		// it over at once.
-		runtime.Gosched()
 	}
 }
 
@@ -1384,11 +1392,11 @@ func (m *Mechanism) Close() error {
 			<-m.wakerDone
 		}
 	}
-	if m.noteFd >= 0 {
-		if err := unix.Close(m.noteFd); err != nil {
+	if m.noteFile != nil {
+		if err := m.noteFile.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("mechanism: close the waker's eventfd: %w", err))
 		}
-		m.noteFd = -1
+		m.noteFile, m.noteFd = nil, -1
 	}
 	// A raised client would keep the detector (ℓ2) from ever running its
 	// exit: lower it first.
