@@ -824,7 +824,11 @@ func (m *Mechanism) pass(end int64) {
 // waker parking right after lets its thread hand that P to the dispatch
 // thread at once. (A yield instead would queue the waker, and a thread
 // woken on the other CPU would have to run it again only for it to block:
-// more wake-ups there at every park.)
+// more wake-ups there at every park.) The note is seen by the runtime's
+// thread blocked in the poller, when one is (one is whenever the other
+// CPUs have nothing to run), else by the next thread to run out of work,
+// or at the latest by sysmon's poll every 10 ms: tcs's other goroutines
+// work in bursts, and a burst delays the note by its length.
 func (m *Mechanism) waker() {
 	defer close(m.wakerDone)
 	for {
