@@ -89,27 +89,6 @@ func ReadU64(fd int, buf *[8]byte) (v uint64, ok bool, err error) {
 	}
 }
 
-// WaitU64 reads 8 bytes (an eventfd's counter) from a blocking fd into
-// buf, waiting for them in the kernel. Unlike ReadU64 it enters the system
-// call the way Go's scheduler expects (Syscall, not RawSyscall): a
-// goroutine that waits there for long is not preempted, and its P can
-// serve other goroutines meanwhile. It retries on EINTR and does not
-// allocate.
-func WaitU64(fd int, buf *[8]byte) (uint64, error) {
-	for {
-		n, _, e := unix.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), 8)
-		switch {
-		case e == unix.EINTR:
-			continue
-		case e != 0:
-			return 0, sysErr("read", e)
-		case n != 8:
-			return 0, fmt.Errorf("read: %d bytes, want 8", n)
-		}
-		return *(*uint64)(unsafe.Pointer(&buf[0])), nil
-	}
-}
-
 // WriteU64 writes 8 bytes holding v to fd. It retries on EINTR and does not
 // allocate.
 func WriteU64(fd int, buf *[8]byte, v uint64) error {

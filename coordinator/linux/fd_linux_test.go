@@ -255,46 +255,6 @@ func TestExitPidfdLeavesZombie(t *testing.T) {
 	}
 }
 
-// WaitU64 blocks until the eventfd is written and returns its counter,
-// every write since the last read summed.
-func TestWaitU64(t *testing.T) {
-	efd, err := Eventfd(0, unix.EFD_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(efd)
-	var wb [8]byte
-	for _, v := range []uint64{2, 3} {
-		if err := WriteU64(efd, &wb, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var rb [8]byte
-	if v, err := WaitU64(efd, &rb); err != nil || v != 5 {
-		t.Fatalf("WaitU64 = %d, %v; want 5 (2 + 3)", v, err)
-	}
-	got := make(chan uint64)
-	go func() {
-		var b [8]byte
-		v, err := WaitU64(efd, &b)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- v
-	}()
-	select {
-	case v := <-got:
-		t.Fatalf("WaitU64 returned %d before any write", v)
-	case <-time.After(50 * time.Millisecond):
-	}
-	if err := WriteU64(efd, &wb, 7); err != nil {
-		t.Fatal(err)
-	}
-	if v := <-got; v != 7 {
-		t.Fatalf("WaitU64 = %d after writing 7", v)
-	}
-}
-
 // SendAll and RecvSome, the dispatch thread's TCPROS writes and reads,
 // allocate nothing, with bytes to read and without.
 func TestSendRecvAllocateNothing(t *testing.T) {
