@@ -798,7 +798,15 @@ func (m *Mechanism) pass(end int64) {
 			end = 0
 			runtime.Gosched()
 		} else {
-			<-m.parkCh
+			select {
+			case <-m.parkCh:
+			case <-m.wakerDone:
+				// The waker ended on an error of its read: nothing will
+				// hand the goroutine back, so this pass is a yield.
+				m.parkEnd.Store(0)
+				end = 0
+				runtime.Gosched()
+			}
 		}
 	} else {
 		runtime.Gosched()

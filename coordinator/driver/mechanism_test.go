@@ -336,6 +336,39 @@ func TestParkedSliceEndsOnTime(t *testing.T) {
 	}
 }
 
+// Should the waker end (its read failed), a slice that would hide a yield
+// in a park yields instead: nothing could hand a parked goroutine back.
+func TestParkWithoutWakerYields(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	procs := busyPair(t, m)
+	m.wakerStop.Store(true)
+	var b [8]byte
+	if err := linux.WriteU64(m.noteFd, &b, 1); err != nil {
+		t.Fatal(err)
+	}
+	<-m.wakerDone
+	yields0, _, parks0, _ := m.Yields()
+	const slices = 40
+	for i := 0; i < slices; i++ {
+		w, err := m.Run(procs[i%2], int64(5*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !w.Timer || w.Blocked {
+			t.Fatalf("slice %d: busy client not preempted by the timer: %+v", i, w)
+		}
+	}
+	yields, _, parks, _ := m.Yields()
+	if parks != parks0 {
+		t.Errorf("%d parks counted with no waker", parks-parks0)
+	}
+	// 200 ms of slices: a yield at least every 10 ms.
+	if yields-yields0 < slices/4 {
+		t.Errorf("%d yields in %d slices of 5 ms, want at least %d", yields-yields0, slices, slices/4)
+	}
+}
+
 // A timer kept from an earlier slice that expires before the slice's end
 // (Run keeps one up to half the budget early for a client that blocks in
 // its slices) does not end the slice: it is armed again for the slice's
