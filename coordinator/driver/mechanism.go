@@ -791,24 +791,23 @@ func (m *Mechanism) pass(end int64) {
 	c0, _ := m.clock.Ns(threadCPUClock)
 	if end > 0 {
 		m.parkEnd.Store(end)
-		if err := linux.WriteU64(m.noteFd, &m.noteBuf, 1); err != nil {
-			// Not with a valid eventfd; without the note no waker
-			// would hand the goroutine back: yield instead.
-			m.parkEnd.Store(0)
-			end = 0
-			runtime.Gosched()
-		} else {
+		parked := false
+		// Without the note (not a valid eventfd), or once the waker has
+		// ended on an error of its read, nothing would hand the goroutine
+		// back: the pass is a yield.
+		if err := linux.WriteU64(m.noteFd, &m.noteBuf, 1); err == nil {
 			select {
 			case <-m.parkCh:
+				parked = true
 			case <-m.wakerDone:
-				// The waker ended on an error of its read: nothing will
-				// hand the goroutine back, so this pass is a yield.
-				m.parkEnd.Store(0)
-				end = 0
-				runtime.Gosched()
 			}
 		}
-	} else {
+		if !parked {
+			m.parkEnd.Store(0)
+			end = 0
+		}
+	}
+	if end == 0 {
 		runtime.Gosched()
 	}
 	c1, _ := m.clock.Ns(threadCPUClock)
