@@ -120,9 +120,10 @@ type Mechanism struct {
 	cur    *Proc
 	armed  bool
 	expiry int64 // the timer's instant, when armed
-	// due is the dispatched slice's end: expiry, or a parked slice's
-	// hand-back, or after expiry when Run kept an earlier slice's timer
-	// (wait then arms it for due when it fires).
+	// due is the dispatched slice's end: expiry, except when Run kept an
+	// earlier slice's timer that expires before it (wait then arms the
+	// timer for due when it fires) or parks the slice (the timer is armed
+	// for due once the goroutine is back).
 	due        int64
 	earlyFires int64 // kept timers that expired before their slice's end
 	spawnReq   chan spawnReq
