@@ -82,8 +82,9 @@ type Summary struct {
 	// Overhead splits the CPU time of the simulation CPU.
 	Overhead Overhead `json:"overhead"`
 	// LateTakeback* are the p50, p99 and max of how late the coordinator
-	// took the CPU back after the quantum timer expired (for a slice the
-	// waker ended, how late it ended it).
+	// took the CPU back after the quantum timer expired (for a parked
+	// slice too: its timer is armed when the waker hands the dispatch
+	// goroutine back, before the slice's end).
 	LateTakebackP50S float64 `json:"late_takeback_p50_s"`
 	LateTakebackP99S float64 `json:"late_takeback_p99_s"`
 	LateTakebackMaxS float64 `json:"late_takeback_max_s"`
