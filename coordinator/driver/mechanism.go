@@ -149,6 +149,7 @@ type Mechanism struct {
 	wakerStop atomic.Bool
 	parkEnd   atomic.Int64  // the parked goroutine's slice end (0: not parked)
 	wakerDone chan struct{} // closed when the waker has ended
+	wakerErr  error         // why it ended before Close (set before wakerDone closes)
 	endTS     unix.Timespec
 	endCPU    int64 // the dispatched client's CPU clock read at the last wake
 
@@ -840,7 +841,15 @@ func (m *Mechanism) pass(end int64) {
 func (m *Mechanism) waker() {
 	defer close(m.wakerDone)
 	for {
-		if n, err := m.noteFile.Read(m.wakeBuf[:]); err != nil || n != 8 || m.wakerStop.Load() {
+		n, err := m.noteFile.Read(m.wakeBuf[:])
+		if m.wakerStop.Load() {
+			return
+		}
+		if err == nil && n != 8 {
+			err = fmt.Errorf("read %d bytes of 8", n)
+		}
+		if err != nil {
+			m.wakerErr = fmt.Errorf("mechanism: the waker's note: %w", err)
 			return
 		}
 		end := m.parkEnd.Load()
@@ -864,6 +873,20 @@ func (m *Mechanism) waker() {
 				runtime.Gosched()
 			}
 		}
+	}
+}
+
+// WakerErr is why the waker ended before Close, nil while it runs or if
+// Close ended it. From then on every park was a yield (see pass).
+func (m *Mechanism) WakerErr() error {
+	if m.wakerDone == nil {
+		return nil
+	}
+	select {
+	case <-m.wakerDone:
+		return m.wakerErr
+	default:
+		return nil
 	}
 }
 
@@ -1394,7 +1417,7 @@ func (m *Mechanism) Close() error {
 	}
 	m.closed = true
 	var errs []error
-	if m.wakerDone != nil {
+	if m.wakerDone != nil && m.WakerErr() == nil {
 		// It must not watch the wait set once it is closed.
 		m.wakerStop.Store(true)
 		var b [8]byte

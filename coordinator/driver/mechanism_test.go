@@ -348,6 +348,9 @@ func TestParkWithoutWakerYields(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-m.wakerDone
+	if err := m.WakerErr(); err != nil {
+		t.Errorf("waker told to stop reports %v", err)
+	}
 	yields0, _, parks0, _ := m.Yields()
 	const slices = 40
 	for i := 0; i < slices; i++ {
@@ -367,6 +370,30 @@ func TestParkWithoutWakerYields(t *testing.T) {
 	if yields-yields0 < slices/4 {
 		t.Errorf("%d yields in %d slices of 5 ms, want at least %d", yields-yields0, slices, slices/4)
 	}
+}
+
+// A waker that ends on an error of its note's read says why (the run logs
+// it: its parks are yields from then on), and Close does not count that
+// end as a failure of its own.
+func TestWakerErrorIsReported(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	if err := m.WakerErr(); err != nil {
+		t.Fatalf("running waker reports %v", err)
+	}
+	if err := m.noteFile.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.wakerDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("waker still running 5 s after its note was closed")
+	}
+	err := m.WakerErr()
+	if err == nil || !strings.Contains(err.Error(), "waker's note") {
+		t.Fatalf("WakerErr = %v, want the note's read error", err)
+	}
+	m.noteFile, m.noteFd = nil, -1 // closed above
 }
 
 // A timer kept from an earlier slice that expires before the slice's end
