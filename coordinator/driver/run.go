@@ -666,6 +666,9 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	r.threadsNs = r.threadsSoFar()
 	r.detNs = mech.DetectorCPU() - r.loopDet0
 	r.finishShutdowns()
+	if werr := mech.WakerErr(); werr != nil {
+		r.log.Warn().Err(werr).Msg("the waker ended early: every long slice after it passed through Go's scheduler as a yield, not a park")
+	}
 
 	// Final CPU of every live client, before the mechanism ends them.
 	for i, c := range r.clients {
@@ -682,10 +685,6 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	// for writeback that needs that CPU's kernel workers, which clients
 	// still runnable at ℓ3 starve (64 clients at start-up held a run's end
 	// for minutes).
-	// Read before Close, which ends the waker without an error.
-	if werr := mech.WakerErr(); werr != nil {
-		r.log.Warn().Err(werr).Msg("the waker ended early: every long slice after it passed through Go's scheduler as a yield, not a park")
-	}
 	if cerr := mech.Close(); cerr != nil {
 		r.log.Warn().Err(cerr).Msg("end the clients")
 	}
