@@ -223,6 +223,7 @@ type Proc struct {
 	level    int           // the SCHED_FIFO priority setLevel last gave it (0: released)
 	lookAt   int64         // CLOCK_MONOTONIC of the last look
 	raises   int           // times Run raised it since the last look
+	recheck  bool          // look again after dormantRecheck raises (see look)
 
 	// SysmonTurns: should p run a Go program, keep its runtime's sysmon
 	// thread at ℓ3 but for its turns (sysmon.go). Set it before p's
@@ -238,7 +239,21 @@ type threadWatch struct {
 	rt      *linux.RuntimeFile // its CPU time
 	last    int64              // that CPU time at the last look
 	looked  bool               // last is valid
+	ran     bool               // it used CPU between the last two looks
 	dormant bool
+}
+
+// watch records what a look read of t's CPU time (ns) and reports whether
+// t should be looked at again soon: it ran since the last look after an
+// interval without CPU, so something of its program woke it, and it is
+// likely idle again after a few of its client's raises (see look).
+func (t *threadWatch) watch(ns int64) (recheck bool) {
+	ran := t.looked && ns != t.last
+	recheck = ran && !t.ran
+	t.dormant = t.looked && !ran
+	t.ran = ran
+	t.last, t.looked = ns, true
+	return recheck
 }
 
 // CPU returns the process CPU clock (ns) read now; exact when read on the
@@ -453,7 +468,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		if must {
 			m.yield()
 		}
-		if p.raises++; p.Dormancy && (m.lastWake-p.lookAt >= dormantAfter || p.raises >= dormantRaises) {
+		if p.raises++; p.Dormancy && (m.lastWake-p.lookAt >= dormantAfter || p.raises >= dormantRaises || p.recheck && p.raises >= dormantRecheck) {
 			m.look(p)
 		}
 	}
@@ -1055,9 +1070,12 @@ func (m *Mechanism) execEnded(p *Proc) error {
 // second) would otherwise raise and lower a Go client's idle runtime
 // threads at every dispatch of it. A look costs a read per thread, so
 // once per dormantRaises raises costs a fraction of a µs per dispatch.
+// dormantRecheck: after a look that found a thread running again (or
+// after wake), the next look comes this many raises later (see look).
 const (
-	dormantAfter  = 1_000_000_000
-	dormantRaises = 50
+	dormantAfter   = 1_000_000_000
+	dormantRaises  = 50
+	dormantRecheck = 5
 )
 
 // look reads the CPU time of every thread of p, which is lowered, once
@@ -1069,8 +1087,16 @@ const (
 // thread of p block while a dormant one is not asleep, Run raises the
 // dormant ones (wakeNeeded) before it reports a block: that one may be
 // what the others wait for. A dormant thread that ran is awake again.
+//
+// A thread that ran in an interval after one without CPU was woken by
+// something of its program that comes now and then, not at every
+// dispatch (a Go client's sysmon and an idle runtime thread, woken when
+// the client's read of a reply blocked: about 1 % of its dispatches), and
+// is likely idle again soon. Awake, it would be raised and lowered at
+// every raise until the next look, dormantRaises later: so the next look
+// comes dormantRecheck raises later instead.
 func (m *Mechanism) look(p *Proc) {
-	p.lookAt, p.raises = m.lastWake, 0
+	p.lookAt, p.raises, p.recheck = m.lastWake, 0, false
 	if p.exited || p.reaped || p.released {
 		return
 	}
@@ -1084,8 +1110,9 @@ func (m *Mechanism) look(p *Proc) {
 			t.dormant, t.looked = false, false
 			continue
 		}
-		t.dormant = t.looked && ns == t.last
-		t.last, t.looked = ns, true
+		if t.watch(ns) {
+			p.recheck = true
+		}
 	}
 }
 
@@ -1130,13 +1157,15 @@ func (p *Proc) syncWatch() bool {
 }
 
 // wake makes every thread of p awake (setLevel raises them all again) and
-// reports whether one was dormant.
+// reports whether one was dormant. The next look comes soon (recheck):
+// what woke them is likely over by then.
 func (p *Proc) wake() bool {
 	was := false
 	for k := range p.watch {
 		was = was || p.watch[k].dormant
 		p.watch[k].dormant = false
 	}
+	p.recheck = p.recheck || was
 	return was
 }
 

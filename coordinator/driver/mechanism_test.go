@@ -789,6 +789,35 @@ func TestDormantThreadAsleepStaysDormant(t *testing.T) {
 	}
 }
 
+// The look's rule for one thread, on scripted CPU readings: dormant after
+// an interval without CPU, awake after one with; a look that finds it
+// running again after an idle interval asks for the next look soon, one
+// that finds it running in two intervals in a row (a thread that runs at
+// every dispatch) does not.
+func TestThreadWatchRule(t *testing.T) {
+	steps := []struct {
+		ns            int64
+		dormant, soon bool
+	}{
+		{100, false, false}, // first reading: nothing to compare
+		{100, true, false},  // no CPU since: dormant
+		{100, true, false},
+		{130, false, true}, // woken now and then: look again soon
+		{130, true, false}, // idle again by then
+		{150, false, true},
+		{170, false, false}, // runs at every look: no hurry
+		{190, false, false},
+		{190, true, false},
+	}
+	var w threadWatch
+	for i, st := range steps {
+		soon := w.watch(st.ns)
+		if w.dormant != st.dormant || soon != st.soon {
+			t.Fatalf("step %d (cpu %d): dormant %v, recheck %v; want %v, %v", i, st.ns, w.dormant, soon, st.dormant, st.soon)
+		}
+	}
+}
+
 // notRaised dispatches p for 1 ms and lists those of tids that were not
 // at SCHED_FIFO ℓ1 right after the raise.
 func notRaised(t *testing.T, m *Mechanism, p *Proc, tids []int) []string {
