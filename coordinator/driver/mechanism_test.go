@@ -409,7 +409,12 @@ func TestKeptTimerEndsSliceAtItsEnd(t *testing.T) {
 	// Past its exec (a dispatch of its own) and computing.
 	runUntil(t, m, busy, int64(time.Millisecond), func(w Wake) bool { return w.Timer && !w.Blocked })
 	const budget = int64(20 * time.Millisecond)
-	for round := 0; round < 3; round++ {
+	// The timer is kept only if the busy client's slice begins less than
+	// half a budget after the sleeper's: a host that holds this thread for
+	// several ms between the two makes a round that tries nothing, so
+	// rounds are repeated until three kept the timer (at most 20).
+	kept := 0
+	for round := 0; round < 20 && kept < 3; round++ {
 		runUntil(t, m, sleeper, budget, func(w Wake) bool { return w.Blocked })
 		time.Sleep(6 * time.Millisecond) // the timer stays armed meanwhile
 		// As a client that blocks within its slices: the one that keeps a
@@ -426,11 +431,16 @@ func TestKeptTimerEndsSliceAtItsEnd(t *testing.T) {
 			t.Fatalf("round %d: busy client not preempted by the timer: %+v", round, w)
 		}
 		if m.EarlyFires() == fires {
-			t.Fatalf("round %d: the timer was armed anew, not kept (the test tries nothing)", round)
+			t.Logf("round %d: the timer was armed anew, not kept (the host held this thread): again", round)
+			continue
 		}
+		kept++
 		if wall < budget-rearmSlack {
 			t.Fatalf("round %d: the slice lasted %v of its %v: it ended at the kept timer's expiry", round, time.Duration(wall), time.Duration(budget))
 		}
+	}
+	if kept < 3 {
+		t.Fatalf("the timer was kept in %d of 20 rounds, want 3: the test tried too little", kept)
 	}
 }
 
