@@ -1102,8 +1102,7 @@ const (
 // A thread that ran in an interval after one without CPU was woken by
 // something of its program that comes now and then, not at every
 // dispatch (a Go client's sysmon and an idle runtime thread, woken when
-// the client's read of a reply blocked: about 1 % of its dispatches), and
-// is likely idle again soon. Awake, it would be raised and lowered at
+// the client's read of a reply blocks), and is likely idle again soon. Awake, it would be raised and lowered at
 // every raise until the next look, dormantRaises later: so the next look
 // comes dormantRecheck raises later instead.
 func (m *Mechanism) look(p *Proc) {

@@ -15,9 +15,9 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 //
 // A client lowered right after its native request, without having run
 // since, has the thread that wrote it runnable (see Proc.atRequest): one
-// runnable thread of it is passed over. Counted, it made probes dispatch
-// such a client for nothing, the dispatch ending with its read of the
-// reply blocked.
+// runnable thread of it is passed over. Counted, it would have every
+// probe dispatch such a client for nothing: the dispatch would end with
+// its read of the reply blocked.
 func (m *Mechanism) Runnable(p *Proc) bool {
 	if p.reaped || p.exited {
 		return false
