@@ -211,13 +211,6 @@ type Proc struct {
 	seen, extra int64
 	hasSeen     bool
 
-	// atRequest: the last Run of p ended at its native request (set by
-	// the run), and p was lowered without having run since: the thread
-	// that wrote the request was preempted there, runnable, by the
-	// dispatch thread's wake, and stays so at ℓ3 while p waits for the
-	// reply. That is not p waking (Runnable).
-	atRequest bool
-
 	// Dormancy: leave p's dormant threads lowered (see look). Set it
 	// before p's first Run; for clients whose threads other than the one
 	// that computes are runtime threads (native clients).
@@ -512,7 +505,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	if p.hasSeen && start > p.seen {
 		p.extra += start - p.seen
 	}
-	p.hasSeen, p.atRequest = false, false
+	p.hasSeen = false
 	w.Extra, p.extra = p.extra, 0
 	switch {
 	case execing:
@@ -700,16 +693,12 @@ func (m *Mechanism) lower() error {
 		return err
 	}
 	m.cur = nil
-	ran := true
 	if p.hasSeen {
-		if now, err := p.clock.Ns(p.clk); err == nil {
-			if ran = now > p.seen; ran {
-				p.extra += now - p.seen
-			}
+		if now, err := p.clock.Ns(p.clk); err == nil && now > p.seen {
+			p.extra += now - p.seen
 		}
 		p.hasSeen = false
 	}
-	p.atRequest = p.atRequest && !ran
 	return nil
 }
 
@@ -1102,9 +1091,10 @@ const (
 // A thread that ran in an interval after one without CPU was woken by
 // something of its program that comes now and then, not at every
 // dispatch (a Go client's sysmon and an idle runtime thread, woken when
-// the client's read of a reply blocks), and is likely idle again soon. Awake, it would be raised and lowered at
-// every raise until the next look, dormantRaises later: so the next look
-// comes dormantRecheck raises later instead.
+// the client's read of a reply blocks), and is likely idle again soon.
+// Awake, it would be raised and lowered at every raise until the next
+// look, dormantRaises later: so the next look comes dormantRecheck raises
+// later instead.
 func (m *Mechanism) look(p *Proc) {
 	p.lookAt, p.raises, p.recheck = m.lastWake, 0, false
 	if p.exited || p.reaped || p.released {
@@ -1422,7 +1412,7 @@ func (m *Mechanism) Release(p *Proc) error {
 	}
 	p.released = true
 	p.complete = false
-	p.hasSeen, p.atRequest = false, false
+	p.hasSeen = false
 	p.sm.released()
 	p.level = 0
 	m.levelKids(p)
