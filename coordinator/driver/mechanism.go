@@ -211,6 +211,17 @@ type Proc struct {
 	seen, extra int64
 	hasSeen     bool
 
+	// atRequest: the last Run of p ended at its native request (set by
+	// the run), and p was lowered without having run since: the thread
+	// that wrote the request was preempted there, runnable, by the
+	// dispatch thread's wake, and stays so at ℓ3 while p waits for the
+	// reply. That is not p waking (Runnable). reqCPU is p's CPU clock
+	// when it was lowered so: a probe that finds it moved knows p ran
+	// since (the requester may have blocked in its read, and a runnable
+	// thread is then p waking).
+	atRequest bool
+	reqCPU    int64
+
 	// Dormancy: leave p's dormant threads lowered (see look). Set it
 	// before p's first Run; for clients whose threads other than the one
 	// that computes are runtime threads (native clients).
@@ -505,7 +516,7 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	if p.hasSeen && start > p.seen {
 		p.extra += start - p.seen
 	}
-	p.hasSeen = false
+	p.hasSeen, p.atRequest = false, false
 	w.Extra, p.extra = p.extra, 0
 	switch {
 	case execing:
@@ -693,12 +704,17 @@ func (m *Mechanism) lower() error {
 		return err
 	}
 	m.cur = nil
+	ran := true
 	if p.hasSeen {
-		if now, err := p.clock.Ns(p.clk); err == nil && now > p.seen {
-			p.extra += now - p.seen
+		if now, err := p.clock.Ns(p.clk); err == nil {
+			if ran = now > p.seen; ran {
+				p.extra += now - p.seen
+			}
+			p.reqCPU = now
 		}
 		p.hasSeen = false
 	}
+	p.atRequest = p.atRequest && !ran
 	return nil
 }
 
@@ -1412,7 +1428,7 @@ func (m *Mechanism) Release(p *Proc) error {
 	}
 	p.released = true
 	p.complete = false
-	p.hasSeen = false
+	p.hasSeen, p.atRequest = false, false
 	p.sm.released()
 	p.level = 0
 	m.levelKids(p)

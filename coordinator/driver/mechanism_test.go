@@ -799,6 +799,39 @@ func TestDormantThreadAsleepStaysDormant(t *testing.T) {
 	}
 }
 
+// A client lowered right after a dispatch that ended at its request, and
+// not run since, has the thread that wrote the request runnable at ℓ3: a
+// probe passes over it (Proc.atRequest); once the client's CPU clock has
+// moved, or without the mark, the same runnable thread is the client
+// waking.
+func TestProbePassesOverRequester(t *testing.T) {
+	m, done := newMech(t)
+	defer done()
+	busy := spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	other := spawn(t, m, "other", "sleep", "100")
+	if _, err := m.Run(busy, int64(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	busy.atRequest = true // as the run marks a dispatch ended at a request
+	if _, err := m.Run(other, int64(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if !busy.atRequest {
+		t.Fatal("lowering cleared the mark though the client had not run since its wake")
+	}
+	if m.Runnable(busy) {
+		t.Error("the probe took the preempted requester for the client waking")
+	}
+	busy.reqCPU-- // as if it ran at ℓ3 since it was lowered
+	if !m.Runnable(busy) {
+		t.Error("the probe passed over a runnable thread of a client that ran since its request")
+	}
+	busy.atRequest = false
+	if !m.Runnable(busy) {
+		t.Error("the probe missed a runnable client")
+	}
+}
+
 // The look's rule for one thread, on scripted CPU readings: dormant after
 // an interval without CPU, awake after one with; a look that finds it
 // running again after an idle interval asks for the next look soon, one

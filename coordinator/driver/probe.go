@@ -12,9 +12,20 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // them is gone (its stat file fails: a thread that exited while another
 // was created leaves the count as it was): a listing reads the whole
 // task directory, the count is one fstat.
+//
+// A client lowered right after its native request, without having run
+// since, has the thread that wrote it runnable (see Proc.atRequest): one
+// runnable thread of it is passed over while its CPU clock has not moved
+// since. Counted, it would have every probe dispatch such a client for
+// nothing: the dispatch would end with its read of the reply blocked.
 func (m *Mechanism) Runnable(p *Proc) bool {
 	if p.reaped || p.exited {
 		return false
+	}
+	preempted := p.atRequest && m.cur != p
+	if preempted {
+		now, err := p.clock.Ns(p.clk)
+		preempted = err == nil && now == p.reqCPU
 	}
 	if n, err := p.tasks.Count(); err == nil && n != len(p.tids) {
 		p.relist()
@@ -31,6 +42,10 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 			if st == 'R' {
 				if p.isSysmon(p.states[k].tid) && !p.sm.probed(m.clock.Monotonic()) {
 					continue // runnable at ℓ3 between its turns (sysmon.go)
+				}
+				if preempted {
+					preempted = false
+					continue
 				}
 				return true
 			}

@@ -1307,6 +1307,9 @@ func (r *runner) charge(a coordinator.Action, w Wake, w0 int64, sent bool) (only
 	}
 	sl.Stop = why
 	ring.stop = why
+	if req && c.proc != nil {
+		c.proc.atRequest = true // cleared if it runs before it is lowered
+	}
 	r.started()
 	r.pol.Ran(a.Client, sl)
 	r.stops[why]++
