@@ -215,3 +215,138 @@ func runUntilBlocked(t *testing.T, m *Mechanism, p, busy *Proc, log func() strin
 		t.Fatalf("the helper did not block, or its sysmon was not found (tid %d), in 20 s; log:\n%.2000s", tid, log())
 	}
 }
+
+// helperNativeSysmon plays a native Go client as native.Connect leaves
+// it, with GOMAXPROCS 2: its main goroutine reads fd 3 (a pipe, as it
+// reads tcs's replies) one byte at a time in a raw, blocking read. With
+// TCS_TEST_TICK set, a goroutine writes a tick every ms meanwhile.
+func helperNativeSysmon() int {
+	runtime.GOMAXPROCS(2)
+	if os.Getenv("TCS_TEST_TICK") != "" {
+		go func() {
+			for i := 0; ; i++ {
+				fmt.Printf("tick %d\n", i)
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	fmt.Println("blocking")
+	var b [1]byte
+	for {
+		if n, err := syscall.Read(3, b[:]); err != nil || n == 0 {
+			return 0
+		}
+	}
+}
+
+// nativeSysmonRun starts the "native-sysmon" helper as a native client
+// (QuietSysmon), with env, and a busy shell to alternate it with; reply
+// writes a byte to the helper's pipe, as tcs replies to a request.
+func nativeSysmonRun(t *testing.T, env ...string) (m *Mechanism, p, busy *Proc, log func() string, reply func(), done func()) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, done0 := newMech(t)
+	p, err = m.Spawn(SpawnSpec{Name: "native-sysmon", Argv: []string{"tcs"},
+		Env: append(env, "TCS_TEST_HELPER=native-sysmon"), Files: []*os.File{r}})
+	r.Close()
+	if err != nil {
+		w.Close()
+		done0()
+		t.Fatal(err)
+	}
+	p.QuietSysmon = true
+	busy = spawn(t, m, "busy", "sh", "-c", "while :; do :; done")
+	log = func() string { b, _ := os.ReadFile(p.LogPath); return string(b) }
+	reply = func() {
+		if _, err := w.Write([]byte{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m, p, busy, log, reply, func() { w.Close(); done0() }
+}
+
+// runUntilQuiet dispatches the native-sysmon helper p, alternating with
+// busy and replying before each dispatch, until its sysmon thread was
+// found as a native client's (sysmonQuiet).
+func runUntilQuiet(t *testing.T, m *Mechanism, p, busy *Proc, log func() string, reply func()) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for p.sm.st != sysmonQuiet && time.Now().Before(deadline) {
+		reply()
+		for _, q := range []*Proc{p, busy} {
+			if _, err := m.Run(q, int64(time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if p.sm.st != sysmonQuiet {
+		t.Fatalf("the helper's sysmon thread was not found in 20 s (search state %d); log:\n%.2000s", p.sm.st, log())
+	}
+}
+
+// A native Go client that waits for replies has its sysmon thread
+// runnable at ℓ3 now and then whatever it does; a probe passes over it
+// (sysmonQuiet) and finds the client waiting. Counted, every such probe
+// would dispatch the client for nothing.
+func TestNativeSysmonIsNotTheClientWaking(t *testing.T) {
+	m, p, busy, log, reply, done := nativeSysmonRun(t)
+	defer done()
+	runUntilQuiet(t, m, p, busy, log, reply)
+	probes, sysmonR, found := 0, 0, 0
+	for start := time.Now(); time.Since(start) < 2*time.Second; {
+		reply()
+		for _, q := range []*Proc{p, busy} {
+			if _, err := m.Run(q, int64(time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		probes++
+		if st, err := linux.ReadStat(p.Pid, p.sm.tid); err == nil && st.State == 'R' {
+			sysmonR++
+		}
+		if m.Runnable(p) {
+			found++
+		}
+	}
+	t.Logf("%d probes; sysmon %d runnable at %d, the client found runnable at %d", probes, p.sm.tid, sysmonR, found)
+	if sysmonR == 0 {
+		t.Fatalf("sysmon was never runnable at a probe in 2 s: nothing was tested")
+	}
+	if found != 0 {
+		t.Errorf("%d of %d probes found the waiting client runnable (its sysmon runnable at %d)", found, probes, sysmonR)
+	}
+}
+
+// The native client's other goroutines still run while its main goroutine
+// waits in a read and only probes dispatch it: passing over its sysmon
+// does not starve them (on the second P that native.Connect keeps, a
+// sleeping goroutine's timer wakes a thread of its own, which a probe
+// counts).
+func TestNativeClientGoroutinesRunWhileItWaits(t *testing.T) {
+	m, p, busy, log, reply, done := nativeSysmonRun(t, "TCS_TEST_TICK=1")
+	defer done()
+	runUntilQuiet(t, m, p, busy, log, reply)
+	ticks := func() int { return strings.Count(log(), "tick ") }
+	n0 := ticks()
+	probes, found := 0, 0
+	deadline := time.Now().Add(20 * time.Second)
+	for ticks()-n0 < 20 && time.Now().Before(deadline) {
+		if _, err := m.Run(busy, int64(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		probes++
+		if m.Runnable(p) {
+			found++
+			if _, err := m.Run(p, int64(time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Logf("%d probes, %d found it runnable; %d ticks", probes, found, ticks()-n0)
+	if n := ticks() - n0; n < 20 {
+		t.Errorf("%d ticks in 20 s of probes (%d of %d found the client runnable), want ≥ 20", n, found, probes)
+	}
+}
