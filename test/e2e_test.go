@@ -94,22 +94,40 @@ func runTCSWith(t *testing.T, bin string, env []string, timeout time.Duration, a
 	argv := append([]string{"run"}, args...)
 	argv = append(argv, "--out", out, "--quiet", "--wait", "10m")
 	cmd := exec.CommandContext(ctx, bin, argv...)
+	// A run that does not finish in time is asked for its goroutines'
+	// stacks (SIGQUIT) and killed 30 s later: a hang leaves them, and
+	// the last lines of its tcs.log, in the failure.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 30 * time.Second
 	cmd.Env = env
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("tcs %v did not finish within %s\n%s\nlast lines of its tcs.log:\n%s", argv, timeout, buf.String(), logTail(out, 40))
+	}
 	r := result{out: buf.String(), outDir: out}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("tcs %v: %v\n%s", argv, err, buf.String())
 	}
-	if ctx.Err() != nil {
-		t.Fatalf("tcs %v did not finish within %s\n%s", argv, timeout, buf.String())
-	}
 	r.sum = readSummary(t, out)
 	t.Logf("tcs %s\n%s%s", strings.Join(args, " "), r.out, warnings(out))
 	return r
+}
+
+// logTail returns the last n lines of a run's tcs.log.
+func logTail(out string, n int) string {
+	b, err := os.ReadFile(filepath.Join(out, "tcs.log"))
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // warnings returns the first warnings and errors of a run's tcs.log (late activations,
