@@ -241,10 +241,6 @@ type Proc struct {
 	// first Run; for ROS clients, which wait for messages, not for
 	// replies to their requests.
 	SysmonTurns bool
-	// QuietSysmon: should p run a Go program, the probes pass over its
-	// runtime's sysmon thread, which otherwise moves with p (sysmon.go).
-	// For native clients, which wait for replies to their requests.
-	QuietSysmon bool
 	sm          sysmonThread
 }
 

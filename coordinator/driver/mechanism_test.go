@@ -43,8 +43,6 @@ func TestMain(m *testing.M) {
 		os.Exit(helperDormantNaps())
 	case "sysmon":
 		os.Exit(helperSysmon())
-	case "native-sysmon":
-		os.Exit(helperNativeSysmon())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown TCS_TEST_HELPER")
 		os.Exit(2)

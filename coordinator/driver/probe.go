@@ -43,9 +43,6 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 				if p.isSysmon(p.states[k].tid) && !p.sm.probed(m.clock.Monotonic()) {
 					continue // runnable at ℓ3 between its turns (sysmon.go)
 				}
-				if p.isQuietSysmon(p.states[k].tid) {
-					continue // a native client's (findSysmon)
-				}
 				if preempted {
 					preempted = false
 					continue

@@ -949,7 +949,6 @@ func (r *runner) spawnAll() error {
 		// A native client waits for replies to its requests: a probe
 		// must not take its runnable sysmon for it waking (sysmon.go).
 		p.SysmonTurns = c.ros
-		p.QuietSysmon = c.ep != nil
 		if c.ep != nil {
 			if err := r.mech.AddFd(c.ep.RequestFd(), uint64(i)); err != nil {
 				return fmt.Errorf("client %q: %w", c.conf.Name, err)

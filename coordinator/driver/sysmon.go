@@ -15,26 +15,24 @@ import "github.com/tcs-robotics/tcs/coordinator/linux"
 // thread it wakes cannot run until its client's next dispatch.
 //
 // On one CPU under SCHED_FIFO, sysmon does little of its work anyway: at
-// its client's level it cannot preempt the thread that computes (threads of
-// one FIFO level do not share the CPU), so it runs only once that thread
-// has blocked. So the mechanism keeps a Go ROS client's sysmon
-// (Proc.SysmonTurns) at ℓ3, whatever the level of its client, and raises it
-// for one dispatch of its client per sysmonTurn of wall time and sysmonRuns
-// dispatches (startTurn, endTurn): it still hands on a P held by a blocking
-// system call, forces the periodic collection and wakes the scavenger, with
-// that much more delay. A turn in which the client started a thread or woke
-// a dormant one (sysmon handed a P on: a goroutine could run again) is
-// followed by sysmonChain more, at the client's next dispatches: sysmon
-// needs two looks at a system call to hand its P on, and a program that
-// blocks one goroutine after another in system calls (a thread per blocking
-// call) needs it at each. The CPU it uses in its turns is the client's,
-// charged as such. Waiting at ℓ3 it is often runnable: the hold-over rule's
-// scan (workTids) and wakeNeeded leave it out, since that says nothing
-// about what its client waits for, and the probes (Runnable) count it only
-// when its turn is due.
-//
-// A native client waits for tcs's reply to each request: its sysmon moves
-// with it, has no turns, and the probes pass over it (findSysmon).
+// its client's level it cannot preempt the thread that computes (threads
+// of one FIFO level do not share the CPU), so it runs only once that thread
+// has blocked. So the mechanism keeps a Go client's sysmon (a ROS client's:
+// Proc.SysmonTurns; a native client waits for replies to its requests, and
+// a probe must not take its sysmon for it waking) at ℓ3, whatever
+// the level of its client, and raises it for one dispatch of its client per
+// sysmonTurn of wall time and sysmonRuns dispatches (startTurn, endTurn): it
+// still hands on a P held by a blocking system call, forces the periodic
+// collection and wakes the scavenger, with that much more delay. A turn in
+// which the client started a thread or woke a dormant one (sysmon handed a
+// P on: a goroutine could run again) is followed by sysmonChain more, at
+// the client's next dispatches: sysmon needs two looks at a system call to
+// hand its P on, and a program that blocks one goroutine after another in
+// system calls (a thread per blocking call) needs it at each. The CPU
+// it uses in its turns is the client's, charged as such. Waiting at ℓ3 it
+// is often runnable: the hold-over rule's scan (workTids) and wakeNeeded
+// leave it out, since that says nothing about what its client waits for,
+// and the probes (Runnable) count it only when its turn is due.
 //
 // Finding it: sysmon is the first thread a Go program creates
 // (runtime.main starts it before any package is initialised), and it
@@ -71,7 +69,6 @@ const (
 	sysmonUnknown   sysmonSearch = iota // its program not looked at yet
 	sysmonSearching                     // a Go program: looking
 	sysmonFound                         // sysmonThread.tid is the thread
-	sysmonQuiet                         // found in a native client (see findSysmon)
 	sysmonNone                          // not a Go program, or not found
 )
 
@@ -94,24 +91,16 @@ type sysmonThread struct {
 }
 
 // findSysmon looks once for the sysmon thread of p, which has just blocked.
-//
-// In a native client (QuietSysmon) it is found only for the probes,
-// which pass over it (sysmonQuiet): such a client waits for tcs's reply to
-// its request, and its sysmon, awake now and then whatever the client
-// does, is not the client waking. Its other goroutines do not need sysmon
-// to run meanwhile: the Go client package keeps a second P for them
-// (native.Connect). Otherwise the thread moves with its client as any
-// other: no turns.
 func (m *Mechanism) findSysmon(p *Proc) {
 	s := &p.sm
 	switch s.st {
-	case sysmonFound, sysmonQuiet, sysmonNone:
+	case sysmonFound, sysmonNone:
 		return
 	case sysmonUnknown:
 		if p.execFd >= 0 || p.exited || p.reaped || p.released {
 			return // not running its own program yet
 		}
-		if !p.SysmonTurns && !p.QuietSysmon || !linux.GoProgram(p.Pid) {
+		if !p.SysmonTurns || !linux.GoProgram(p.Pid) {
 			s.st = sysmonNone
 			return
 		}
@@ -142,9 +131,6 @@ func (m *Mechanism) findSysmon(p *Proc) {
 	if sc.GoSysmonSleep() {
 		s.drop()
 		s.tid, s.st = tid, sysmonFound
-		if !p.SysmonTurns {
-			s.st = sysmonQuiet
-		}
 	}
 }
 
@@ -206,7 +192,7 @@ func (m *Mechanism) endTurn(p *Proc, blocked, woke bool) error {
 			return nil
 		}
 		s.up = true // it moved with p until now
-	case sysmonQuiet, sysmonNone:
+	case sysmonNone:
 		return nil
 	}
 	if !s.up || p.released {
@@ -236,12 +222,8 @@ func (s *sysmonThread) lowerNow(raise bool) bool {
 	return true
 }
 
-// isSysmon reports whether tid is p's sysmon thread, found and given turns.
+// isSysmon reports whether tid is p's sysmon thread, found.
 func (p *Proc) isSysmon(tid int) bool { return p.sm.st == sysmonFound && tid == p.sm.tid }
-
-// isQuietSysmon reports whether tid is the sysmon thread of p, a native
-// client, which probes pass over (findSysmon).
-func (p *Proc) isQuietSysmon(tid int) bool { return p.sm.st == sysmonQuiet && tid == p.sm.tid }
 
 // workTids returns p's threads without its sysmon thread (p.tids itself
 // when it has none found): those whose waits say what p waits for.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,8 +38,7 @@ type Client struct {
 
 // Connect attaches to the coordinator named by EnvVar, checks the shared
 // memory's Magic and Version and says hello; the reply gives the client's
-// period (Period) and its virtual time. A program with one P (GOMAXPROCS
-// 1, as on the one CPU tcs runs its clients on) gets a second.
+// period (Period) and its virtual time.
 func Connect() (*Client, error) {
 	v, ok := os.LookupEnv(EnvVar)
 	if !ok || v == "" {
@@ -57,16 +55,6 @@ func Connect() (*Client, error) {
 			return nil, fmt.Errorf("native: %s=%q: %q is not a file descriptor", EnvVar, v, p)
 		}
 		fds[i] = fd
-	}
-	// Keep a second P: the one this goroutine holds stays with it through
-	// every blocking read of a reply, and the program's other goroutines
-	// (its own, the collector's workers, timers) run on the other without
-	// the runtime's sysmon thread having to take it back. tcs leaves that
-	// thread out when it asks whether a waiting client woke (it is awake
-	// now and then whatever its program does), so on one P they would run
-	// only when this goroutine computes.
-	if runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
 	}
 	mem, err := mapShm(fds[0])
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -29,17 +28,11 @@ func runChild(name string) int {
 		fmt.Fprintf(os.Stderr, "child %s: "+format+"\n", append([]any{name}, args...)...)
 		return 1
 	}
-	// As a client pinned to the simulation CPU starts: one P. Connect
-	// keeps a second for the goroutines that run while it waits.
-	runtime.GOMAXPROCS(1)
 	c, err := Connect()
 	if err != nil {
 		return fail("connect: %v", err)
 	}
 	defer c.Close()
-	if n := runtime.GOMAXPROCS(0); n < 2 {
-		return fail("GOMAXPROCS %d after connect, want 2", n)
-	}
 	switch name {
 	case "basic":
 		if c.Period() != 1_000_000 || c.Now() != 0 {
