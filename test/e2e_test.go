@@ -104,7 +104,7 @@ func runTCSWith(t *testing.T, bin string, env []string, timeout time.Duration, a
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("tcs %v did not finish within %s\n%s\nlast lines of its tcs.log:\n%s", argv, timeout, buf.String(), logTail(out, 40))
+		t.Fatalf("tcs %v did not finish within %s\n%s\nlast lines of its tcs.log:\n%s", argv, timeout, buf.String(), tail(filepath.Join(out, "tcs.log"), 40))
 	}
 	r := result{out: buf.String(), outDir: out}
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -115,19 +115,6 @@ func runTCSWith(t *testing.T, bin string, env []string, timeout time.Duration, a
 	r.sum = readSummary(t, out)
 	t.Logf("tcs %s\n%s%s", strings.Join(args, " "), r.out, warnings(out))
 	return r
-}
-
-// logTail returns the last n lines of a run's tcs.log.
-func logTail(out string, n int) string {
-	b, err := os.ReadFile(filepath.Join(out, "tcs.log"))
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // warnings returns the first warnings and errors of a run's tcs.log (late activations,

@@ -1,5 +1,3 @@
-//go:build ros2 || mujoco
-
 package test
 
 import "os"
