@@ -215,12 +215,11 @@ type Proc struct {
 	// the run), and p was lowered without having run since: the thread
 	// that wrote the request was preempted there, runnable, by the
 	// dispatch thread's wake, and stays so at ℓ3 while p waits for the
-	// reply. That is not p waking (Runnable). reqCPU is p's CPU clock
-	// when it was lowered so: a probe that finds it moved knows p ran
-	// since (the requester may have blocked in its read, and a runnable
-	// thread is then p waking).
+	// reply. That is not p waking (Runnable). While it is set, p's CPU
+	// clock stood at seen when p was lowered: a probe that finds it moved
+	// knows p ran since (the requester may have blocked in its read, and
+	// a runnable thread is then p waking).
 	atRequest bool
-	reqCPU    int64
 
 	// Dormancy: leave p's dormant threads lowered (see look). Set it
 	// before p's first Run; for clients whose threads other than the one
@@ -710,7 +709,6 @@ func (m *Mechanism) lower() error {
 			if ran = now > p.seen; ran {
 				p.extra += now - p.seen
 			}
-			p.reqCPU = now
 		}
 		p.hasSeen = false
 	}

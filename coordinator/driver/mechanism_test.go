@@ -822,7 +822,7 @@ func TestProbePassesOverRequester(t *testing.T) {
 	if m.Runnable(busy) {
 		t.Error("the probe took the preempted requester for the client waking")
 	}
-	busy.reqCPU-- // as if it ran at ℓ3 since it was lowered
+	busy.seen-- // as if it ran at ℓ3 since it was lowered
 	if !m.Runnable(busy) {
 		t.Error("the probe passed over a runnable thread of a client that ran since its request")
 	}

@@ -25,7 +25,7 @@ func (m *Mechanism) Runnable(p *Proc) bool {
 	preempted := p.atRequest && m.cur != p
 	if preempted {
 		now, err := p.clock.Ns(p.clk)
-		preempted = err == nil && now == p.reqCPU
+		preempted = err == nil && now == p.seen
 	}
 	if n, err := p.tasks.Count(); err == nil && n != len(p.tids) {
 		p.relist()
