@@ -53,14 +53,23 @@ type client struct {
 	activations int64
 	misses      int64
 	blocks      int64
-	yielded     bool // lockstep: a best-effort client returned for this step
-	starved     uint // consecutive preempted slices that got no CPU (≤ 16)
-	exitCode    int
-	pauseRun    bool  // woke on its own while the world is paused: runs uncharged
-	pausedNs    int64 // CPU it used in such runs
-	resume      bool  // ROS: a delivery woke it while idle until resumeWake
-	resumeWake  int64 //
-	deliveries  int64
+	// idleAtDue: released for an activation whose instant came while it
+	// was idle (it blocked at or before it); yieldedDue: a client of its
+	// robot with precedence computed past that instant meanwhile. An
+	// activation with idleAtDue and not yieldedDue that begins over LateCap
+	// late, while its robot has not lost CPU to the host, is counted in
+	// lateBegins: the contract begins it at its instant, so it is tcs's.
+	idleAtDue  bool
+	yieldedDue bool
+	lateBegins int64
+	yielded    bool // lockstep: a best-effort client returned for this step
+	starved    uint // consecutive preempted slices that got no CPU (≤ 16)
+	exitCode   int
+	pauseRun   bool  // woke on its own while the world is paused: runs uncharged
+	pausedNs   int64 // CPU it used in such runs
+	resume     bool  // ROS: a delivery woke it while idle until resumeWake
+	resumeWake int64 //
+	deliveries int64
 
 	// Period accounting (periodic clients): slot is the first period index
 	// k (activation due at k·P) not yet classified; every index below it
@@ -329,6 +338,7 @@ func (p *Policy) Stats(c int) ClientStats {
 		ExitCode:    cl.exitCode,
 		State:       stateNames[cl.st],
 		HostMisses:  cl.hostMisses,
+		LateBegins:  cl.lateBegins,
 		HostNs:      cl.hostNs,
 		PausedNs:    cl.pausedNs,
 		ClockLost:   cl.clockLost,
@@ -724,6 +734,9 @@ func (p *Policy) release() (Action, bool) {
 				// callbacks, 5 ms .. 10 s; one beyond it is not.)
 				continue
 			}
+			// Idle at its instant: it blocked (its progress then) no later
+			// (a runnable client doing side work is not idle).
+			idle := c.st == stIdle && c.p <= c.wake
 			p.waitEnds(c)
 			c.back = stRunnable
 			p.wakeUp(i)
@@ -734,6 +747,7 @@ func (p *Policy) release() (Action, bool) {
 				// dispatched, now.
 				c.active, c.missed, c.due = true, false, c.wake
 				c.begin = true
+				c.idleAtDue = idle
 				c.acted, c.held = false, false
 				if p.conf.Mode == Free {
 					p.activate(i)
@@ -770,6 +784,10 @@ func (p *Policy) activate(i int) {
 		c.extra++
 	}
 	c.started = true
+	if c.idleAtDue && !c.yieldedDue && !rb.hostHit && p.conf.Mode != Free && rb.r-c.due > p.conf.LateCap {
+		c.lateBegins++
+	}
+	c.idleAtDue, c.yieldedDue = false, false
 	if rb.r-c.due <= c.conf.Period/2 {
 		rb.hostHit = false
 	}
@@ -1026,8 +1044,15 @@ func (p *Policy) account(c int, cpu int64) {
 	rb := &p.robots[cl.conf.Robot]
 	p.setR(rb, rb.r+int64(float64(cpu)*cl.charge))
 	rb.rr += int64(float64(cpu) * cl.real)
+	prio := cl.conf.Priority
 	for _, i := range rb.clients {
 		o := &p.clients[i]
+		if i != c && o.conf.Priority <= prio && (o.begin || (o.st == stIdle && o.wake < rb.r)) {
+			// o's instant passed while c, not below it, computed (a
+			// client of equal priority is not preempted): the wait is its
+			// robot's load, not a late start.
+			o.yieldedDue = true
+		}
 		if o.active && !o.missed && rb.r > o.due+o.conf.Period {
 			o.missed = true
 			o.misses++

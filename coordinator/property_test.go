@@ -72,6 +72,11 @@ func TestPropertyConsistent(t *testing.T) {
 			if st.Activations == 0 {
 				t.Fatalf("seed %d: %s never activated", seed, c.Name)
 			}
+			// Every activation whose client was idle at its instant began
+			// there (nothing of these robots precedes a controller).
+			if st.LateBegins != 0 {
+				t.Fatalf("seed %d: %s: %d activations begun late while it was idle at their instant", seed, c.Name, st.LateBegins)
+			}
 		}
 		conf2, procs2, _ := randomScenario(seed, Consistent)
 		m2 := newFake(t, conf2, procs2, seed, timeErr)

@@ -525,6 +525,9 @@ func (s *scriptRun) stats(c int) string {
 	if st.HostMisses > 0 || st.HostNs > 0 {
 		line += fmt.Sprintf(" host{misses=%d cpu=%s}", st.HostMisses, fmtNs(st.HostNs))
 	}
+	if st.LateBegins > 0 {
+		line += fmt.Sprintf(" late-begins=%d", st.LateBegins)
+	}
 	if st.PausedNs > 0 {
 		line += " paused-cpu=" + fmtNs(st.PausedNs)
 	}

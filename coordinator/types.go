@@ -483,6 +483,13 @@ type ClientStats struct {
 	Lost       Lost
 	Extra      int64
 	HostMisses int64 // of Misses: while its robot had lost CPU to the host
+	// LateBegins counts activations that began over LateCap after their
+	// instant although the client was idle at it, no client of its robot
+	// with precedence computed meanwhile and its robot had not lost CPU to
+	// the host (not counted in free mode). The contract begins such an
+	// activation at its instant: each is tcs's fault, and a correct run has
+	// none. Every other late activation is its stack's own load.
+	LateBegins int64
 	HostNs     int64 // CPU ns it used that were the host's, not charged
 	PausedNs   int64 // CPU ns it used while the world was paused, not charged
 	ClockLost  bool  // it stopped listening to its clock (ClockLost)

@@ -195,6 +195,14 @@ type ClientSummary struct {
 	// to the running client). Reported apart so a host hiccup is not read
 	// as the client's fault; still counted in DeadlineMisses.
 	DeadlineMissesHost int64 `json:"deadline_misses_host,omitempty"`
+	// ActivationsBegunLate counts activations that began over 200 µs (the
+	// late cap) after their instant although the client was idle at it,
+	// no client of its robot at its priority or above computed meanwhile
+	// and the host had not taken its robot's CPU. The time contract begins
+	// such an activation at its instant: each is a fault of tcs, and a
+	// correct run has none. Every other late activation, and every miss
+	// that follows one, is the load of the client's own stack.
+	ActivationsBegunLate int64 `json:"activations_begun_late,omitempty"`
 	// Periods counts the activation instants k·P of the run (periodic
 	// clients; a completed run's end instant included); each began an activation or is in PeriodsLost, so
 	// Activations + PeriodsLost.Total = Periods (+ ActivationsExtra, the

@@ -47,6 +47,9 @@ func Table(w io.Writer, s *Summary) error {
 			if c.DeadlineMissesHost > 0 {
 				miss += " (" + strconv.FormatInt(c.DeadlineMissesHost, 10) + " host)"
 			}
+			if c.ActivationsBegunLate > 0 {
+				miss += " [" + strconv.FormatInt(c.ActivationsBegunLate, 10) + " begun late by tcs]"
+			}
 			perr = percent(c.PeriodError)
 			jit = percent(c.PeriodJitterP99)
 			late = Span(c.ActivationLateMaxS)

@@ -1924,6 +1924,11 @@ func (r *runner) summary() *report.Summary {
 		c.period.Fill(&cs)
 		cs.Activations, cs.DeadlineMisses = st.Activations, st.Misses
 		cs.DeadlineMissesHost = st.HostMisses
+		cs.ActivationsBegunLate = st.LateBegins
+		if st.LateBegins > 0 {
+			r.log.Error().Str("client", c.conf.Name).Int64("activations_begun_late", st.LateBegins).
+				Msg("activations began late although the client was idle at their instant: a fault of tcs (please report it with this log)")
+		}
 		if c.conf.Class == config.ClassPeriodic {
 			cs.Periods, cs.ActivationsExtra = st.Periods, st.Extra
 			cs.PeriodsLost = &report.PeriodsLost{BeforeStart: st.Lost.BeforeStart, AfterExit: st.Lost.AfterExit,
