@@ -247,8 +247,32 @@ func checkPeriods(t *testing.T, c report.ClientSummary, periods int64) {
 	if l.Overrun != 0 || l.AfterExit != 0 || l.BeforeStart > periods/10 {
 		t.Errorf("%s: periods lost %+v: want none by overrun or exit, at most %d before start", c.Name, *l, periods/10)
 	}
+	// The contract begins an activation at its instant when its client is
+	// idle there: one begun late anyway is tcs's fault, on any machine.
+	if c.ActivationsBegunLate != 0 {
+		t.Errorf("%s: %d activations begun late although it was idle at their instant (tcs's fault)", c.Name, c.ActivationsBegunLate)
+	}
 	t.Logf("%s: %d activations of %d periods, lost %+v, %d misses (%d the host's)", c.Name, c.Activations, c.Periods, *l,
 		c.DeadlineMisses, c.DeadlineMissesHost)
+}
+
+// checkNodeMisses bounds the deadline misses of a real ROS node, c. What tcs
+// owes it checkPeriods asserts: every activation at its instant while the
+// node was idle there. A miss beyond that is the node's own load: a Python
+// executor's callbacks running across its timer's instant, a runtime's
+// pause, the host's stall charged to it. How often that happens is a
+// property of the machine the test runs on, so it is logged; more than one
+// activation in 100 would be a node computing for tcs (spinning on a clock
+// it cannot see, a poll charged as work), which is an error.
+func checkNodeMisses(t *testing.T, c report.ClientSummary) {
+	t.Helper()
+	own := c.DeadlineMisses - c.DeadlineMissesHost
+	if lim := c.Activations / 100; own > lim {
+		t.Errorf("%s: deadline_misses = %d (%d after a host-delayed timer), want at most %d of the node's own (1 %% of %d activations)",
+			c.Name, c.DeadlineMisses, c.DeadlineMissesHost, lim, c.Activations)
+	} else if c.DeadlineMisses > 0 {
+		t.Logf("%s: deadline_misses = %d (%d after a host-delayed timer): the node's own load", c.Name, c.DeadlineMisses, c.DeadlineMissesHost)
+	}
 }
 
 // checkBalanced asserts that body b's pendulum ends upright and still: the
