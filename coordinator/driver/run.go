@@ -246,6 +246,7 @@ type runner struct {
 	wallEnd   int64
 	deadline  int64
 	clk       linux.Clock
+	part      atomic.Int32 // partStart, partLoop, partEnd: for the guard
 
 	lateEv        [32]lateEvent
 	ring          [8]overEvent // the last dispatches, for the first late activation
@@ -357,7 +358,10 @@ func Run(rc RunConf) (*report.Summary, error) {
 		s, err := r.run()
 		done <- result{s, err}
 	}()
+	stopGuard := make(chan struct{})
+	go r.guard(stopGuard, r.guardLimit())
 	res := <-done
+	close(stopGuard)
 	if rc.World == nil {
 		dynamics.Close(r.world) // the summary has read it
 	}
@@ -658,9 +662,11 @@ func (r *runner) run() (sum *report.Summary, err error) {
 	if r.ended == "" {
 		r.pubCur.Store(-1)
 		stopWatchdog := r.startWatchdog(time.Duration(sc.EffectiveStallTimeout()))
+		r.part.Store(partLoop)
 		loopErr = r.loop()
 		stopWatchdog()
 	}
+	r.part.Store(partEnd)
 	r.wallEnd = r.clk.Monotonic()
 	r.coordNs = r.coordinatorNs()
 	r.threadsNs = r.threadsSoFar()
