@@ -48,8 +48,15 @@ type ActivationOpts struct {
 	// Kinds are the kinds to measure (ActivationKinds' names). Default
 	// ActivationKinds.
 	Kinds []string
-	// Duration is the virtual time of each run. Default 3 s.
+	// Duration is the virtual time of each run of a ROS kind. Default 3 s.
 	Duration time.Duration
+	// NativeDuration is the virtual time of each run of a native kind (C,
+	// Go). Default 10 × Duration: 3 s of 4 native clients last 30-100 ms
+	// of wall, so their figures would be mostly the clients' start-up (a
+	// Go client's runtime threads stay awake and raised until the
+	// dormancy looks find them idle), not the dispatch cycle the ratios
+	// compare.
+	NativeDuration time.Duration
 	// Period is every controller's period. Default 10 ms (100 Hz).
 	Period time.Duration
 	// Quantum is the runs' quantum q. Default 1 ms.
@@ -111,6 +118,9 @@ func (o ActivationOpts) withDefaults() ActivationOpts {
 	if o.Duration <= 0 {
 		o.Duration = 3 * time.Second
 	}
+	if o.NativeDuration <= 0 {
+		o.NativeDuration = 10 * o.Duration
+	}
 	if o.Period <= 0 {
 		o.Period = 10 * time.Millisecond
 	}
@@ -142,8 +152,11 @@ const (
 type ActivationCase struct {
 	Kind    string `json:"kind"`
 	Clients int    `json:"clients"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason,omitempty"`
+	// DurationS is the run's virtual time (ActivationOpts.Duration or
+	// NativeDuration).
+	DurationS float64 `json:"duration_s"`
+	Status    string  `json:"status"`
+	Reason    string  `json:"reason,omitempty"`
 	// RunDir is the run's folder (scenario, summary.json, logs); it is
 	// removed after a bench whose runs all succeeded, unless kept.
 	RunDir string `json:"run_dir,omitempty"`
@@ -247,15 +260,17 @@ func (h ResultHead) write(dir string, v any) (string, error) {
 type ActivationResult struct {
 	ResultHead // Bench "activation"
 
-	Mode       string   `json:"mode"` // consistent
-	PeriodS    float64  `json:"period_s"`
-	QuantumS   float64  `json:"quantum_s"`
-	StepS      float64  `json:"step_s"`
-	Samples    string   `json:"samples"` // the ROS controllers' samples setting
-	DurationS  float64  `json:"duration_s"`
-	Clients    []int    `json:"clients"`
-	Kinds      []string `json:"kinds"`
-	ROS2Prefix string   `json:"ros2_prefix,omitempty"`
+	Mode      string  `json:"mode"` // consistent
+	PeriodS   float64 `json:"period_s"`
+	QuantumS  float64 `json:"quantum_s"`
+	StepS     float64 `json:"step_s"`
+	Samples   string  `json:"samples"`    // the ROS controllers' samples setting
+	DurationS float64 `json:"duration_s"` // of the ROS kinds' runs
+	// NativeDurationS is the virtual time of the native kinds' runs.
+	NativeDurationS float64  `json:"native_duration_s"`
+	Clients         []int    `json:"clients"`
+	Kinds           []string `json:"kinds"`
+	ROS2Prefix      string   `json:"ros2_prefix,omitempty"`
 	// WallS is the whole bench's wall time (builds included).
 	WallS float64          `json:"wall_s"`
 	Cases []ActivationCase `json:"cases"`
@@ -315,7 +330,7 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 
 	res := &ActivationResult{ResultHead: newHead("activation", o.Src, start), Mode: "consistent",
 		PeriodS: o.Period.Seconds(), QuantumS: o.Quantum.Seconds(), StepS: o.Step.Seconds(), Samples: o.Samples,
-		DurationS: o.Duration.Seconds(), Clients: o.Clients, Kinds: o.Kinds}
+		DurationS: o.Duration.Seconds(), NativeDurationS: o.NativeDuration.Seconds(), Clients: o.Clients, Kinds: o.Kinds}
 
 	// Each kind's command line (built first: a build that fails fails
 	// every run of its kind, naming the folder).
@@ -379,7 +394,7 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 
 // runCase runs kind k with n clients in runs/<k>-<n> and reads its summary.
 func runCase(ctx context.Context, k *activationKind, n int, o ActivationOpts, runs string) ActivationCase {
-	c := ActivationCase{Kind: k.name, Clients: n}
+	c := ActivationCase{Kind: k.name, Clients: n, DurationS: o.durationOf(k).Seconds()}
 	if k.skip != "" {
 		c.Status, c.Reason = CaseSkipped, k.skip
 		return c
@@ -538,6 +553,14 @@ func tailFile(path string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
 }
 
+// durationOf is the virtual time of a run of kind k.
+func (o ActivationOpts) durationOf(k *activationKind) time.Duration {
+	if k.ros == rosNone {
+		return o.NativeDuration
+	}
+	return o.Duration
+}
+
 // activationRun is the scenario of one run and how long its `tcs run` may
 // take.
 type activationRun struct {
@@ -555,10 +578,11 @@ type activationRun struct {
 // both and 2 minutes for the rest (the clients start and stop).
 func activationScenario(k *activationKind, n int, o ActivationOpts, master string) activationRun {
 	var b strings.Builder
-	wall := 30*time.Second + time.Duration(max(20, 2*n))*o.Duration
+	d := o.durationOf(k)
+	wall := 30*time.Second + time.Duration(max(20, 2*n))*d
 	startup := max(30*time.Second, time.Duration(n)*3*time.Second)
 	fmt.Fprintf(&b, "name: activation-%s-%d\nmode: consistent\nduration: %v\nquantum: %v\nwall_limit: %v\n",
-		k.name, n, o.Duration, o.Quantum, wall)
+		k.name, n, d, o.Quantum, wall)
 	switch k.ros {
 	case rosOne:
 		fmt.Fprintf(&b, "ros:\n  master: %s\n  startup_timeout: %v\n", master, startup)
@@ -659,8 +683,8 @@ func setRatios(cases []ActivationCase) {
 // writeActivationTable prints res as a table, a row per case.
 func writeActivationTable(w io.Writer, res *ActivationResult) {
 	fmt.Fprintf(w, "activation: coordinator CPU per activation and per dispatch; each client a PD controller at %g Hz "+
-		"on its own pendulum (one robot each), world step %v, q %v, %s mode, %v virtual per run; ROS samples: %s\n",
-		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS), res.Samples)
+		"on its own pendulum (one robot each), world step %v, q %v, %s mode, %v virtual per run (native kinds: %v); ROS samples: %s\n",
+		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS), seconds(res.NativeDurationS), res.Samples)
 	fmt.Fprintln(w, "  sim: overhead.sim_s (tcs on the simulation CPU); all: overhead.coordinator_s (tcs on every CPU: sim_s and threads_s)")
 	fmt.Fprintln(w, "  ×C: ratio to native C at the same client count; ovh: coordinator / (coordinator + clients + dynamics);")
 	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them)")

@@ -196,6 +196,9 @@ func TestActivationJSON(t *testing.T) {
 // the pendulum, the ROS section its transport needs.
 func TestActivationScenario(t *testing.T) {
 	o := ActivationOpts{}.withDefaults()
+	if o.Duration != 3*time.Second || o.NativeDuration != 30*time.Second {
+		t.Errorf("default durations %v (ROS kinds), %v (native): want 3 s and 30 s", o.Duration, o.NativeDuration)
+	}
 	for _, k := range []*activationKind{
 		{name: KindC, argv: func(time.Duration) []string { return []string{"/tmp/build/pd"} }},
 		{name: KindGoroslib, ros: rosOne, argv: func(p time.Duration) []string { return []string{"tcs", "node", "pd", "_rate:=100"} }},
@@ -210,7 +213,7 @@ func TestActivationScenario(t *testing.T) {
 				t.Fatalf("%s × %d: %v\n%s", k.name, n, err, r.yaml)
 			}
 			if len(sc.Robots) != n || sc.ClientCount() != n || sc.Dynamics.Model != "pendulum" ||
-				sc.Duration != config.Duration(o.Duration) || sc.Quantum != config.Duration(o.Quantum) {
+				sc.Duration != config.Duration(o.durationOf(k)) || sc.Quantum != config.Duration(o.Quantum) {
 				t.Errorf("%s × %d: %d robots, %d clients, %s, %v, q %v", k.name, n, len(sc.Robots), sc.ClientCount(),
 					sc.Dynamics.Model, sc.Duration, sc.Quantum)
 			}

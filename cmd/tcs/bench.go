@@ -93,7 +93,8 @@ func benchActivation(args []string, stdout, stderr io.Writer) int {
 	o := bench.ActivationOpts{RunOpts: bench.RunOpts{Progress: stderr}}
 	clients := fs.String("clients", "4,16,64", "client counts, comma-separated")
 	kinds := fs.String("kinds", strings.Join(bench.ActivationKinds, ","), "client kinds, comma-separated")
-	fs.DurationVar(&o.Duration, "duration", 3*time.Second, "virtual time of each run")
+	fs.DurationVar(&o.Duration, "duration", 3*time.Second, "virtual time of each run of a ROS kind")
+	fs.DurationVar(&o.NativeDuration, "native-duration", 0, "virtual time of each run of a native kind (c, go); 0: 10 × -duration, so that start-up does not dominate their figures")
 	fs.DurationVar(&o.Period, "period", 10*time.Millisecond, "every controller's period")
 	fs.DurationVar(&o.Quantum, "quantum", time.Millisecond, "the runs' quantum q")
 	fs.DurationVar(&o.Step, "step", time.Millisecond, "the pendulum's step")
