@@ -472,6 +472,9 @@ func (p *Policy) catchUp(c int) int64 {
 	return s
 }
 
+// epsStep is the most one slice moves the timer compensation (ns).
+const epsStep = 1_000
+
 // maxEps bounds the timer compensation: half a quantum, at most LateCap.
 // A slice that ended within LateCap of its instant is the timer's ordinary
 // error, learnt from (on a loaded VM that is 100-200 µs); beyond, it is the
@@ -963,12 +966,17 @@ func (p *Policy) Ran(c int, s Slice) Charge {
 		// coordinator took the CPU back late): next time arm that much more,
 		// learnt as a moving average (a quarter of each new error), since a
 		// single slice's lateness is noise on top of the timer's usual one.
-		// A slice that fell short or overran by more than maxEps was not
-		// the timer's ordinary error but the machine's (RT throttling or
-		// the fair server taking the CPU, the host stealing it): learning
-		// from it would make the next slice overrun, so it is ignored.
+		// One slice moves it by at most epsStep: on a host that now and
+		// then takes the CPU back tens of µs late, those few slices would
+		// otherwise pull the average, and with it the typical slice, as
+		// far as the thousands of ordinary ones (the estimate stays near
+		// their median). A slice that fell short or overran by more than
+		// maxEps was not the timer's ordinary error but the machine's (RT
+		// throttling or the fair server taking the CPU, the host stealing
+		// it): learning from it would make the next slice overrun, so it
+		// is ignored.
 		if over := cl.lastArm - cpu; over >= -p.maxEps() && over <= p.maxEps() {
-			cl.eps += (over - cl.eps) / 4
+			cl.eps += min(max((over-cl.eps)/4, -epsStep), epsStep)
 		}
 	}
 	if p.conf.Mode == Lockstep && why == Preempted && p.yieldsInLockstep(c) && !cl.conf.Observed {
