@@ -117,19 +117,36 @@ func runTCSWith(t *testing.T, bin string, env []string, timeout time.Duration, a
 	return r
 }
 
-// warnings returns the first warnings and errors of a run's tcs.log (late activations,
-// overrun slices, steal), which explain a failure.
+// warnings returns the warnings and errors of a run's tcs.log (late
+// activations and the dispatches before them, overrun slices, steal),
+// which explain a failure: the first 5 of each message, and how many more
+// there were, so that one frequent warning does not hide the others.
 func warnings(out string) string {
 	b, err := os.ReadFile(filepath.Join(out, "tcs.log"))
 	if err != nil {
 		return ""
 	}
 	var w strings.Builder
-	n := 0
+	seen := map[string]int{}
+	var order []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if (strings.Contains(line, `"level":"warn"`) || strings.Contains(line, `"level":"error"`)) && n < 20 {
+		if !strings.Contains(line, `"level":"warn"`) && !strings.Contains(line, `"level":"error"`) {
+			continue
+		}
+		var e struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal([]byte(line), &e)
+		if seen[e.Message] == 0 {
+			order = append(order, e.Message)
+		}
+		if seen[e.Message]++; seen[e.Message] <= 5 {
 			w.WriteString("tcs.log: " + line + "\n")
-			n++
+		}
+	}
+	for _, m := range order {
+		if n := seen[m]; n > 5 {
+			fmt.Fprintf(&w, "tcs.log: %d more like %q\n", n-5, m)
 		}
 	}
 	return w.String()
