@@ -47,6 +47,7 @@ type client struct {
 	cpu         int64
 	eps         int64 // timer compensation: the preempted slices' error, averaged
 	lastArm     int64
+	lastBudget  int64 // the last slice's budget (its CPU before Resume)
 	active      bool  // inside an activation
 	due         int64 // the activation's due instant
 	missed      bool
@@ -497,7 +498,7 @@ func (p *Policy) dispatch(c int, cpu int64) Action {
 		arm = max(arm, cl.lastArm+minArm)
 	}
 	arm = min(arm, cpu+p.conf.Quantum)
-	cl.lastArm = arm
+	cl.lastArm, cl.lastBudget = arm, cpu
 	cl.hostHolds = 0
 	p.dispatches++
 	p.sliceClient, p.sliceCPU, p.sliceCPU0, p.sliceRelayed = c, cpu, cl.cpu, p.relayed
@@ -897,7 +898,10 @@ func (p *Policy) measureDrift() { p.pickRobot() }
 // A slice whose timer fired more than LateCap late ran on past its end
 // only because the host held the vCPU (a robot's own timer would have
 // preempted it; the guest kernel charges the stolen time to the running
-// task): the CPU beyond its armed end + LateCap is not charged. CPU the
+// task): the CPU beyond its end + LateCap is not charged, its end being
+// the armed time or, when the compensation armed past it, its budget, so
+// that a slice is never charged more than budget + LateCap and the
+// robots' lead after a host stall stays within q + LateCap. CPU the
 // client used raised while the coordinator was away after its previous
 // slice (Away) is charged up to LateCap, the rest is the host's. Either
 // makes the robot's next misses the host's until an activation begins on
@@ -914,7 +918,7 @@ func (p *Policy) Split(c int, s Slice) Charge {
 	away := min(max(s.Away, 0), cpu)
 	var ch Charge
 	if s.Timer && s.Late > p.conf.LateCap {
-		if ex := cpu - away - (cl.lastArm + p.conf.LateCap); ex > 0 {
+		if ex := cpu - away - (min(cl.lastArm, cl.lastBudget) + p.conf.LateCap); ex > 0 {
 			cpu -= ex
 			ch.Host += ex
 		}
