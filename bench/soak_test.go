@@ -149,7 +149,7 @@ func TestSoakBinner(t *testing.T) {
 	if m.Minute != 2 || m.Statuses != 6000 {
 		t.Errorf("minute 2: %+v", m)
 	}
-	// Δ 0..5999 µs: p99 ≈ 5940 µs within the quantiles' 0.8 %.
+	// Δ 0..5999 µs: p99 ≈ 5940 µs within the quantiles' 0.4 %.
 	if p := float64(m.DriftP99Ns) / 1e3; !within(p, 5940, 5940*report.QuantileRelError+1) {
 		t.Errorf("minute 2: Δ p99 %g µs, want about 5940", p)
 	}
