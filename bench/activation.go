@@ -202,12 +202,15 @@ type ActivationCase struct {
 	OverheadFraction    float64 `json:"overhead_fraction"`
 	OverheadFractionAll float64 `json:"overhead_fraction_all"`
 
-	DeadlineMisses     int64   `json:"deadline_misses"`
-	DeadlineMissesHost int64   `json:"deadline_misses_host"`
-	DriftMaxS          float64 `json:"drift_max_s"`
-	DriftP99S          float64 `json:"drift_p99_s"`
-	WallCostPollingS   float64 `json:"wall_cost_polling_s,omitempty"`
-	HostOverrunS       float64 `json:"host_overrun_s,omitempty"`
+	DeadlineMisses     int64 `json:"deadline_misses"`
+	DeadlineMissesHost int64 `json:"deadline_misses_host"`
+	// ActivationsBegunLate is the sum of the clients' summary.json
+	// activations_begun_late: activations tcs began late (must be 0).
+	ActivationsBegunLate int64   `json:"activations_begun_late"`
+	DriftMaxS            float64 `json:"drift_max_s"`
+	DriftP99S            float64 `json:"drift_p99_s"`
+	WallCostPollingS     float64 `json:"wall_cost_polling_s,omitempty"`
+	HostOverrunS         float64 `json:"host_overrun_s,omitempty"`
 }
 
 // ResultHead is what a bench's JSON result begins with.
@@ -630,6 +633,7 @@ func caseOf(c ActivationCase, s *report.Summary) ActivationCase {
 		c.Deliveries += cl.Deliveries
 		c.DeadlineMisses += cl.DeadlineMisses
 		c.DeadlineMissesHost += cl.DeadlineMissesHost
+		c.ActivationsBegunLate += cl.ActivationsBegunLate
 		if c.ActivationsMin < 0 || cl.Activations < c.ActivationsMin {
 			c.ActivationsMin = cl.Activations
 		}
@@ -687,7 +691,8 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 		1/res.PeriodS, seconds(res.StepS), seconds(res.QuantumS), res.Mode, seconds(res.DurationS), seconds(res.NativeDurationS), res.Samples)
 	fmt.Fprintln(w, "  sim: overhead.sim_s (tcs on the simulation CPU); all: overhead.coordinator_s (tcs on every CPU: sim_s and threads_s)")
 	fmt.Fprintln(w, "  ×C: ratio to native C at the same client count; ovh: coordinator / (coordinator + clients + dynamics);")
-	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them)")
+	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them;")
+	fmt.Fprintln(w, "  then, if any, [activations tcs began late although the client was idle at its instant: a fault of tcs])")
 	// Each cost group: sim ×C all ×C, 7+1+6+1+7+1+6 wide.
 	group := func(title string) string {
 		const width = 29
@@ -715,9 +720,19 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 			c.USPerActivation, ratio(c.RatioCPerActivation), c.AllUSPerActivation, ratio(c.RatioCAllPerActivation),
 			c.USPerDispatch, ratio(c.RatioCPerDispatch), c.AllUSPerDispatch, ratio(c.RatioCAllPerDispatch),
 			100*c.OverheadFraction, 100*c.OverheadFractionAll, c.RTF, c.IdealRTF,
-			fmt.Sprintf("%d (%d)", c.DeadlineMisses, c.DeadlineMissesHost))
+			missCell(c.DeadlineMisses, c.DeadlineMissesHost, c.ActivationsBegunLate))
 	}
 	fmt.Fprintf(w, "wall time: %.1f s (%s)\n", res.WallS, res.Host)
+}
+
+// missCell prints a case's deadline misses, the host's among them, and the
+// activations tcs began late when there are any.
+func missCell(n, host, late int64) string {
+	s := fmt.Sprintf("%d (%d)", n, host)
+	if late > 0 {
+		s += fmt.Sprintf(" [%d]", late)
+	}
+	return s
 }
 
 // seconds prints s seconds as a Go duration.

@@ -24,7 +24,7 @@ func cannedSummary(n int, act int64, coord, other float64, dispatches int64) *re
 	s.Overhead.SetFraction()
 	for i := range n {
 		s.Clients = append(s.Clients, report.ClientSummary{Activations: act + int64(i), DeadlineMisses: int64(i % 2),
-			DeadlineMissesHost: int64(i % 2 * (i % 3)), Deliveries: 10 * act})
+			DeadlineMissesHost: int64(i % 2 * (i % 3)), ActivationsBegunLate: int64(i / 3), Deliveries: 10 * act})
 	}
 	return s
 }
@@ -54,6 +54,7 @@ func TestCaseOf(t *testing.T) {
 		{"rtf", c.RTF, 0.5},
 		{"misses", float64(c.DeadlineMisses), 2},
 		{"misses, the host's", float64(c.DeadlineMissesHost), 1},
+		{"activations begun late", float64(c.ActivationsBegunLate), 1},
 	} {
 		if !near(f.got, f.want) {
 			t.Errorf("%s = %g, want %g", f.name, f.got, f.want)
@@ -124,13 +125,14 @@ func TestWriteActivationTable(t *testing.T) {
 		t.Fatalf("no row for %s × %s", kind, clients)
 		return ""
 	}
-	if f := strings.Fields(row("c", "4")); len(f) != 18 || f[2] != "406" || f[3] != "406" || f[4] != "50.0" || f[5] != "1.00" {
+	if f := strings.Fields(row("c", "4")); len(f) != 19 || f[2] != "406" || f[3] != "406" || f[4] != "50.0" || f[5] != "1.00" {
 		t.Errorf("C row: %q", f)
 	}
 	// rospy at 4: 100 µs per activation (2× C), 200 with the other CPU
-	// (4×), 50 and 100 per dispatch; ideal rtf 2; 2 misses, 1 the host's.
+	// (4×), 50 and 100 per dispatch; ideal rtf 2; 2 misses, 1 the host's;
+	// 1 activation begun late by tcs.
 	want := []string{"rospy", "4", "406", "812", "100.0", "2.00", "200.0", "4.00", "50.0", "1.00", "100.0", "2.00",
-		"3.9%", "7.5%", "0.50", "2.0", "2", "(1)"}
+		"3.9%", "7.5%", "0.50", "2.0", "2", "(1)", "[1]"}
 	if f := strings.Fields(row("rospy", "4")); strings.Join(f, " ") != strings.Join(want, " ") {
 		t.Errorf("rospy row:\n got %q\nwant %q", f, want)
 	}
