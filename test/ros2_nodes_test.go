@@ -146,7 +146,7 @@ func ticks(t *testing.T, log string) []int64 {
 // private clock carries the client's progress), k·P plus the few µs of
 // CPU it used before (seen up to 0.34 ms); an rclpy node, whose clock and
 // timer share one thread, ticks at k·P exactly.
-func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool) int {
+func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool, missed map[int64]bool) int {
 	t.Helper()
 	off := 0
 	for _, v := range ts {
@@ -158,6 +158,22 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool) int {
 		}
 	}
 	skipped, doubled := tickPeriods(ts, period, end)
+	// A period whose activation tcs saw miss its deadline may have no
+	// tick: rcl's timer, called more than a period late, calls back once
+	// and skips the periods it is late for. The miss is the node's (or the
+	// host's), bounded by checkNodeMisses; a period without a tick and
+	// without a miss is not.
+	var merged []int64
+	skipped = slices.DeleteFunc(skipped, func(k int64) bool {
+		if missed[k] {
+			merged = append(merged, k)
+			return true
+		}
+		return false
+	})
+	if len(merged) > 0 {
+		t.Logf("periods without a tick after their activation missed its deadline (rcl skipped them): %d %v", len(merged), merged[:min(len(merged), 10)])
+	}
 	if len(skipped) > 0 || len(doubled) > 0 {
 		t.Errorf("periods of %v with no activation: %d %v; with several: %d %v", time.Duration(period),
 			len(skipped), skipped[:min(len(skipped), 10)], len(doubled), doubled[:min(len(doubled), 10)])
@@ -166,6 +182,30 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool) int {
 		t.Errorf("%d activations began off k·P", off)
 	}
 	return int(end/period) - 1
+}
+
+// missedPeriods reads the deadline misses of the run's recording and
+// returns the periods k (due k·period) whose activation missed.
+func missedPeriods(t *testing.T, mcapPath string, period int64) map[int64]bool {
+	t.Helper()
+	missed := map[int64]bool{}
+	_, err := record.Read(mcapPath, func(ch *record.ReadChannel, m *mcap.Message) error {
+		if ch.Topic != record.TopicProgress {
+			return nil
+		}
+		var p record.ClientProgress
+		if err := p.Decode(m.Data); err != nil {
+			return err
+		}
+		if p.Event == record.EventMiss {
+			missed[p.DueNs/period] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return missed
 }
 
 // catchUpMiss reads the deadline misses of the run's recording (as many
@@ -397,7 +437,7 @@ func TestROS2RealNodes(t *testing.T) {
 					if nd.lag {
 						tickEnd -= P
 					}
-					periods = checkTicks(t, tt, P, tickEnd, mode == "lockstep")
+					periods = checkTicks(t, tt, P, tickEnd, mode == "lockstep", missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), P))
 					if t.Failed() {
 						t.Logf("end of the log of pd:\n%s", tail(c.Log, 12))
 					}
@@ -469,7 +509,7 @@ func TestROS2SamplesAtActivation(t *testing.T) {
 				P := int64(period)
 				end := int64(s.VirtualS*1e9 + 0.5)
 				tt := ticks(t, c.Log)
-				checkTicks(t, tt, P, end, false)
+				checkTicks(t, tt, P, end, false, missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), P))
 				catchUp := catchUpMiss(t, filepath.Join(r.outDir, "run.mcap"), tt, P, c.DeadlineMisses)
 				// Which sample each activation used (from period 2 on,
 				// as checkTicks: the first ones are start-up's). After
@@ -568,7 +608,7 @@ func TestROS2RealPlanner(t *testing.T) {
 	}
 	s := r.sum
 	c, p := client(t, s, "pd"), client(t, s, "planner")
-	periods := checkTicks(t, ticks(t, c.Log), int64(period), int64(s.VirtualS*1e9+0.5), false)
+	periods := checkTicks(t, ticks(t, c.Log), int64(period), int64(s.VirtualS*1e9+0.5), false, missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), int64(period)))
 	if c.Activations != int64(periods)+1 {
 		t.Errorf("controller activations = %d, want %d", c.Activations, periods+1)
 	}
