@@ -33,11 +33,16 @@ const (
 	KindRospy    = "rospy"    // ROS 1 (test/controllers/rospy/pd.py)
 	KindRclcpp   = "rclcpp"   // ROS 2 (test/controllers/ros2/rclcpp_pd.cpp, create_timer)
 	KindRclpy    = "rclpy"    // ROS 2 (test/controllers/ros2/rclpy_pd.py)
+	// KindROS1Stack is the mixed ROS 1 stack: on one robot, a goroslib PD
+	// controller and a roscpp ros::Timer node at 200 Hz and a rospy
+	// planner computing 100 ms per plan best-effort below them. It runs
+	// once, whatever the client counts.
+	KindROS1Stack = "ros1-stack"
 )
 
 // ActivationKinds are the kinds Activation measures by default, in the
 // order of its table. Native C comes first: the others' ratios are to it.
-var ActivationKinds = []string{KindC, KindGo, KindGoroslib, KindRoscpp, KindRospy, KindRclcpp, KindRclpy}
+var ActivationKinds = []string{KindC, KindGo, KindGoroslib, KindRoscpp, KindRospy, KindRclcpp, KindRclpy, KindROS1Stack}
 
 // ActivationOpts configures Activation. Zero values take the documented
 // defaults.
@@ -346,24 +351,34 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 		}
 	}
 	var failed []string
+	var todo []caseKey
 	for _, n := range o.Clients {
 		for _, k := range o.Kinds {
-			if ctx.Err() != nil {
-				break
+			if k != KindROS1Stack {
+				todo = append(todo, caseKey{k, n})
 			}
-			c := runCase(ctx, kinds[k], n, o, runs)
-			switch c.Status {
-			case CaseFailed:
-				failed = append(failed, fmt.Sprintf("%s × %d: %s", k, n, c.Reason))
-				fmt.Fprintf(o.Progress, "bench activation: %s × %d: failed: %s\n", k, n, c.Reason)
-			case CaseSkipped:
-				fmt.Fprintf(o.Progress, "bench activation: %s × %d: skipped: %s\n", k, n, c.Reason)
-			default:
-				fmt.Fprintf(o.Progress, "bench activation: %s × %d: %.1f µs per activation, %.1f per dispatch, %.1f s wall\n",
-					k, n, c.USPerActivation, c.USPerDispatch, c.WallS)
-			}
-			res.Cases = append(res.Cases, c)
 		}
+	}
+	if slices.Contains(o.Kinds, KindROS1Stack) {
+		todo = append(todo, caseKey{KindROS1Stack, len(stackClients)})
+	}
+	for _, t := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		k, n := t.kind, t.clients
+		c := runCase(ctx, kinds[k], n, o, runs)
+		switch c.Status {
+		case CaseFailed:
+			failed = append(failed, fmt.Sprintf("%s × %d: %s", k, n, c.Reason))
+			fmt.Fprintf(o.Progress, "bench activation: %s × %d: failed: %s\n", k, n, c.Reason)
+		case CaseSkipped:
+			fmt.Fprintf(o.Progress, "bench activation: %s × %d: skipped: %s\n", k, n, c.Reason)
+		default:
+			fmt.Fprintf(o.Progress, "bench activation: %s × %d: %.1f µs per activation, %.1f per dispatch, %.1f s wall\n",
+				k, n, c.USPerActivation, c.USPerDispatch, c.WallS)
+		}
+		res.Cases = append(res.Cases, c)
 	}
 	setRatios(res.Cases)
 	res.WallS = time.Since(start).Seconds()
@@ -572,8 +587,7 @@ type activationRun struct {
 }
 
 // activationScenario is the scenario of kind k with n clients: n robots
-// r00.., robot j driving pendulum body j with one periodic client pdJJ
-// (priority 10) running k's command line. A ROS 1 run's master is master
+// (writeRobots), or the robots k writes itself (the mixed stack's). A ROS 1 run's master is master
 // (tcs starts its own there). The wall limit (from virtual time 0) is
 // 20 × duration + 30 s as by default, longer at over 10 clients (twice
 // the duration per client: 16 rclpy nodes ran at an rtf of 0.06 here);
@@ -593,6 +607,21 @@ func activationScenario(k *activationKind, n int, o ActivationOpts, master strin
 		fmt.Fprintf(&b, "ros:\n  transport: ros2\n  distro: jazzy\n  startup_timeout: %v\n", startup)
 	}
 	fmt.Fprintf(&b, "dynamics:\n  model: pendulum\n  step: %v\n  params: {mass: 1.0, length: 1.0, max_torque: 5.0}\nrobots:\n", o.Step)
+	if k.robots != nil {
+		b.WriteString(k.robots(o.Samples))
+	} else {
+		writeRobots(&b, k, n, o)
+	}
+	bound := wall + 2*time.Minute
+	if k.ros != rosNone {
+		bound += startup
+	}
+	return activationRun{yaml: b.String(), bound: bound}
+}
+
+// writeRobots writes n robots r00.. to b, robot j driving pendulum body j
+// with one periodic client pdJJ running k's command line.
+func writeRobots(b *strings.Builder, k *activationKind, n int, o ActivationOpts) {
 	api := "native"
 	if k.ros != rosNone {
 		api = "ros"
@@ -603,17 +632,12 @@ func activationScenario(k *activationKind, n int, o ActivationOpts, master strin
 	}
 	width := len(strconv.Itoa(n - 1))
 	for j := range n {
-		fmt.Fprintf(&b, "  - name: r%0*d\n    clients:\n      - name: pd%0*d\n        cmd: [%s]\n        api: %s\n        class: periodic\n        period: %v\n",
+		fmt.Fprintf(b, "  - name: r%0*d\n    clients:\n      - name: pd%0*d\n        cmd: [%s]\n        api: %s\n        class: periodic\n        period: %v\n",
 			width, j, width, j, strings.Join(q, ", "), api, o.Period)
 		if k.ros != rosNone {
-			fmt.Fprintf(&b, "        samples: %s\n", o.Samples)
+			fmt.Fprintf(b, "        samples: %s\n", o.Samples)
 		}
 	}
-	bound := wall + 2*time.Minute
-	if k.ros != rosNone {
-		bound += startup
-	}
-	return activationRun{yaml: b.String(), bound: bound}
 }
 
 // caseOf fills c's figures from summary s.
@@ -693,15 +717,19 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 	fmt.Fprintln(w, "  ×C: ratio to native C at the same client count; ovh: coordinator / (coordinator + clients + dynamics);")
 	fmt.Fprintln(w, "  rtf: virtual / wall; ideal: virtual / (clients' CPU + dynamics); misses: deadline misses (the host's among them;")
 	fmt.Fprintln(w, "  then, if any, [activations tcs began late although the client was idle at its instant: a fault of tcs])")
+	if slices.Contains(res.Kinds, KindROS1Stack) {
+		fmt.Fprintf(w, "  %s: one robot: a goroslib PD controller and a roscpp ros::Timer node at %g Hz, a rospy planner "+
+			"(100 ms of CPU per plan) best-effort below them\n", KindROS1Stack, float64(time.Second)/float64(stackPeriod))
+	}
 	// Each cost group: sim ×C all ×C, 7+1+6+1+7+1+6 wide.
 	group := func(title string) string {
 		const width = 29
 		pad := width - utf8.RuneCountInString(title)
 		return strings.Repeat("-", pad/2) + title + strings.Repeat("-", pad-pad/2)
 	}
-	fmt.Fprintf(w, "%-9s %7s %11s %11s  %s  %s  %s\n", "", "", "", "",
+	fmt.Fprintf(w, "%-10s %7s %11s %11s  %s  %s  %s\n", "", "", "", "",
 		group(" µs per activation "), group(" µs per dispatch "), "---- ovh ----")
-	fmt.Fprintf(w, "%-9s %7s %11s %11s  %7s %6s %7s %6s  %7s %6s %7s %6s  %7s %7s %7s %7s %9s\n",
+	fmt.Fprintf(w, "%-10s %7s %11s %11s  %7s %6s %7s %6s  %7s %6s %7s %6s  %7s %7s %7s %7s %9s\n",
 		"kind", "clients", "activations", "dispatches",
 		"sim", "×C", "all", "×C", "sim", "×C", "all", "×C", "sim", "all", "rtf", "ideal", "misses")
 	ratio := func(r float64) string {
@@ -712,10 +740,10 @@ func writeActivationTable(w io.Writer, res *ActivationResult) {
 	}
 	for _, c := range res.Cases {
 		if c.Status != CaseOK {
-			fmt.Fprintf(w, "%-9s %7d  %s: %s\n", c.Kind, c.Clients, c.Status, c.Reason)
+			fmt.Fprintf(w, "%-10s %7d  %s: %s\n", c.Kind, c.Clients, c.Status, c.Reason)
 			continue
 		}
-		fmt.Fprintf(w, "%-9s %7d %11d %11d  %7.1f %6s %7.1f %6s  %7.1f %6s %7.1f %6s  %6.1f%% %6.1f%% %7.2f %7.1f %9s\n",
+		fmt.Fprintf(w, "%-10s %7d %11d %11d  %7.1f %6s %7.1f %6s  %7.1f %6s %7.1f %6s  %6.1f%% %6.1f%% %7.2f %7.1f %9s\n",
 			c.Kind, c.Clients, c.Activations, c.Dispatches,
 			c.USPerActivation, ratio(c.RatioCPerActivation), c.AllUSPerActivation, ratio(c.RatioCAllPerActivation),
 			c.USPerDispatch, ratio(c.RatioCPerDispatch), c.AllUSPerDispatch, ratio(c.RatioCAllPerDispatch),

@@ -40,6 +40,45 @@ type activationKind struct {
 	ros2Prefix string
 	skip       string
 	err        error
+	// robots, when set, writes the scenario's robots (KindROS1Stack) in
+	// place of one robot per client running argv.
+	robots func(samples string) string
+}
+
+// caseKey is one run of Activation: a kind at a client count.
+type caseKey struct {
+	kind    string
+	clients int
+}
+
+// stackPeriod is the period of the mixed ROS 1 stack's controllers
+// (200 Hz, whatever ActivationOpts.Period).
+const stackPeriod = 5 * time.Millisecond
+
+// stackClients are the mixed ROS 1 stack's clients, as in its scenario.
+var stackClients = []string{"pd", "timer", "planner"}
+
+// prepareStack prepares the mixed ROS 1 stack (KindROS1Stack) in dir: the
+// roscpp node is built as KindRoscpp's; it cannot run where roscpp or
+// rospy cannot.
+func prepareStack(src, dir string) *activationKind {
+	a := &activationKind{name: KindROS1Stack, ros: rosOne, env: rosOneEnv()}
+	timer := prepareKind(KindRoscpp, src, dir)
+	py := prepareKind(KindRospy, src, dir)
+	switch {
+	case timer.skip != "":
+		a.skip = timer.skip
+		return a
+	case py.skip != "":
+		a.skip = py.skip
+		return a
+	case timer.err != nil:
+		a.err = timer.err
+		return a
+	}
+	planner := filepath.Join(src, "test", "controllers", "rospy", "planner.py")
+	a.robots = stackRobots(timer.argv(stackPeriod), planner)
+	return a
 }
 
 // prepareKind finds what kind k needs in the source tree src (found by
@@ -59,6 +98,8 @@ func prepareKind(k, src, dir string) *activationKind {
 	}
 	hz := func(p time.Duration) float64 { return float64(time.Second) / float64(p) }
 	switch k {
+	case KindROS1Stack:
+		return prepareStack(src, dir)
 	case KindC:
 		if !needSrc() {
 			return a
@@ -166,6 +207,34 @@ func prepareKind(k, src, dir string) *activationKind {
 		}
 	}
 	return a
+}
+
+// stackRobots writes the mixed ROS 1 stack's robot "arm": the goroslib
+// PD controller pd (priority 30) and the roscpp node timer (timerArgv, a
+// ros::Timer, priority 20; its commands on /arm/timer_command) both
+// periodic at stackPeriod with the samples setting given, and the rospy
+// planner (the script planner, 100 ms of CPU per plan) best-effort at
+// priority 0.
+func stackRobots(timerArgv []string, planner string) func(samples string) string {
+	quote := func(args ...string) string {
+		q := make([]string, len(args))
+		for i, s := range args {
+			q[i] = strconv.Quote(s)
+		}
+		return strings.Join(q, ", ")
+	}
+	hz := param(float64(time.Second) / float64(stackPeriod))
+	timer := append(append([]string(nil), timerArgv...), "_timer:=true", "command:=/arm/timer_command")
+	return func(samples string) string {
+		var b strings.Builder
+		b.WriteString("  - name: arm\n    clients:\n")
+		periodic := "      - name: %s\n        cmd: [%s]\n        api: ros\n        class: periodic\n        period: %v\n        priority: %d\n        samples: %s\n"
+		fmt.Fprintf(&b, periodic, "pd", quote("tcs", "node", "pd", "_rate:="+hz), stackPeriod, 30, samples)
+		fmt.Fprintf(&b, periodic, "timer", quote(timer...), stackPeriod, 20, samples)
+		fmt.Fprintf(&b, "      - name: planner\n        cmd: [%s]\n        api: ros\n        class: best-effort\n        priority: 0\n",
+			quote(python, planner, "_cpu_ms:=100"))
+		return b.String()
+	}
 }
 
 // param writes a ROS 1 private parameter's number (_rate:=100).

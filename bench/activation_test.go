@@ -266,3 +266,36 @@ func TestRunErrorKeepsItsList(t *testing.T) {
 		t.Fatalf("runError = %q\nwant      %q", got, want)
 	}
 }
+
+// The mixed ROS 1 stack's scenario is valid: one robot, the two 200 Hz
+// controllers above the best-effort planner, ROS 1.
+func TestActivationStackScenario(t *testing.T) {
+	o := ActivationOpts{}.withDefaults()
+	k := &activationKind{name: KindROS1Stack, ros: rosOne,
+		robots: stackRobots([]string{"/build/pd", "_rate:=200"}, "/src/planner.py")}
+	r := activationScenario(k, len(stackClients), o, "http://127.0.0.1:20000/")
+	sc, err := config.Parse([]byte(r.yaml), "stack.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.yaml)
+	}
+	if len(sc.Robots) != 1 || sc.ClientCount() != len(stackClients) || !sc.HasROS() {
+		t.Fatalf("%d robots, %d clients, ROS %v:\n%s", len(sc.Robots), sc.ClientCount(), sc.HasROS(), r.yaml)
+	}
+	for i, c := range sc.Robots[0].Clients {
+		if c.Name != stackClients[i] {
+			t.Errorf("client %d is %q, want %q", i, c.Name, stackClients[i])
+		}
+	}
+	pd, timer, planner := sc.Robots[0].Clients[0], sc.Robots[0].Clients[1], sc.Robots[0].Clients[2]
+	for _, c := range []config.Client{pd, timer} {
+		if c.Class != config.ClassPeriodic || c.Period != config.Duration(stackPeriod) || c.Samples != config.SamplesAtActivation {
+			t.Errorf("%s: %v, period %v, samples %v", c.Name, c.Class, c.Period, c.Samples)
+		}
+	}
+	if pd.Priority <= timer.Priority || timer.Priority <= planner.Priority || planner.Class != config.ClassBestEffort {
+		t.Errorf("priorities pd %d, timer %d, planner %d (%v): want the planner best-effort below both", pd.Priority, timer.Priority, planner.Priority, planner.Class)
+	}
+	if got := strings.Join(timer.Cmd, " "); got != "/build/pd _rate:=200 _timer:=true command:=/arm/timer_command" {
+		t.Errorf("timer's command line %q", got)
+	}
+}
