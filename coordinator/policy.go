@@ -1322,12 +1322,14 @@ func (p *Policy) HoldOver(c int, alone bool, cpu, arm int64) bool {
 // c's threads wait on. It returns the CPU budget for which the dispatch of
 // c goes on, the world waiting, until c has run again and blocked again:
 // when c waits on the host (Waits.Host), or, for a ROS client, sleeps on
-// the wall clock for at most HoldMax. It returns 0 when c waits for
-// something else (input, its clock, a long sleep; any sleep of a native
-// client, which asks tcs for time) or has used its arm.
+// the wall clock for at most HoldMax and the sleeping thread has not
+// looked at the clock since it was delivered (Waits.Polled: it has, so
+// its next wake would find the same time and nothing to do). It returns
+// 0 when c waits for something else (input, its clock, a long sleep; any
+// sleep of a native client, which asks tcs for time) or has used its arm.
 func (p *Policy) HoldBudget(c int, w Waits, cpu, arm int64) int64 {
 	cl := &p.clients[c]
-	short := w.Timed && w.Sleep <= HoldMax && cl.conf.API == ROS
+	short := w.Timed && !w.Polled && w.Sleep <= HoldMax && cl.conf.API == ROS
 	if cpu >= arm || !w.Host && !short {
 		return 0
 	}

@@ -25,7 +25,7 @@ import (
 //	new                           build the policy from conf and clients
 //	next [N]                      the next N actions (default 1); a Dispatch ends the list
 //	ran NAME cpu=T stop=preempted|blocked|request|interrupted [timer] [late=T] [away=T]
-//	holdover NAME cpu=T arm=T [alone] [sleep=T] [host]   the hold-over rule after a dispatch (before ran)
+//	holdover NAME cpu=T arm=T [alone] [sleep=T] [host] [polled]   the hold-over rule after a dispatch (before ran)
 //	clock NAME [at=T]             the clock rule: at a dispatch (DispatchClock), or at boundary T
 //	idle NAME wake=T | read NAME | actuate NAME | relay NAME to=A,B
 //	resume NAME                   the rest of NAME's slice after ran ... stop=interrupted (Resume)
@@ -360,6 +360,7 @@ func (s *scriptRun) do(cmd string) (string, error) {
 			}
 		}
 		ws.Host = flagSet("host")
+		ws.Polled = flagSet("polled")
 		if b := s.p.HoldBudget(c, ws, cpu, arm); b > 0 {
 			out = "held budget=" + fmtNs(b)
 		} else {

@@ -506,4 +506,9 @@ type Waits struct {
 	// sleep (a page fault, disk I/O) that ends by itself, or is runnable
 	// again: the client has not finished.
 	Host bool
+	// Polled is true when the thread in the short wall-clock sleep has
+	// run and slept again since the other threads last blocked: it has
+	// looked at the client's clock as it is, so its next wake, with the
+	// world held, would find nothing new.
+	Polled bool
 }

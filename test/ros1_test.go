@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foxglove/mcap/go/mcap"
+
 	"github.com/tcs-robotics/tcs/bridge/master"
+	"github.com/tcs-robotics/tcs/record"
 	"github.com/tcs-robotics/tcs/report"
 	"github.com/tcs-robotics/tcs/test/rosenv"
 )
@@ -557,6 +560,80 @@ func TestROS1LockstepMixedStack(t *testing.T) {
 		t.Errorf("lockstep drift max %.4f s: it should grow with the CPU burned, far past a quantum", s.DriftMaxS)
 	}
 	t.Logf("lockstep mixed stack: %.1f s of wall, rtf %.2f, drift max %.3f s", s.WallS, s.RTF, s.DriftMaxS)
+}
+
+// A roscpp ros::Timer controller at 200 Hz above a rospy planner that
+// computes without a break, consistent mode. The node's timer thread polls
+// ROS time every 1 ms of wall time; with the CPU kept busy its poll is
+// mostly due when an activation's clock arrives, and it is raised only
+// once the threads that apply that clock have blocked (Proc.HoldBack), so
+// it fires the timer at once. Whatever the order, every period must get
+// exactly one command, published within the period after its instant.
+func TestROS1TimerUnderPlanner(t *testing.T) {
+	needRT(t)
+	timer := rosController(t, "roscpp")
+	planner, err := filepath.Abs("controllers/rospy/planner.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quote := func(args ...string) string {
+		var out []string
+		for _, a := range args {
+			out = append(out, fmt.Sprintf("%q", a))
+		}
+		return strings.Join(out, ", ")
+	}
+	const period = 5 * time.Millisecond
+	path := pendulumScenario(t, "timer", "3s", "ros:\n  master: "+freeMasterURI(t)+"\n", fmt.Sprintf(`      - name: timer
+        cmd: [%s]
+        api: ros
+        class: periodic
+        period: %v
+        priority: 20
+        samples: at_activation
+      - name: planner
+        cmd: [%s]
+        api: ros
+        class: best-effort
+        priority: 0
+`, quote(append(timer, "_rate:=200", "_timer:=true")...), period, quote(rosenv.Python, planner, "_cpu_ms:=100")))
+	r := runTCS(t, 3*time.Minute, path)
+	if r.code != 0 || r.sum.Ended != report.EndCompleted {
+		t.Fatalf("exit %d, ended %q", r.code, r.sum.Ended)
+	}
+	c := client(t, r.sum, "timer")
+	checkPeriods(t, c, int64(3*time.Second/period)+1)
+	checkNodeMisses(t, c)
+	if pl := client(t, r.sum, "planner"); pl.CPUS < 1 {
+		t.Errorf("planner used %.2f s of CPU in 3 s of virtual time: it should get what the controller leaves", pl.CPUS)
+	}
+	// Commands per period k (published in [k·P, (k+1)·P)); period 0 is
+	// the node's start-up.
+	per := map[int64]int{}
+	if _, err := record.Read(filepath.Join(r.outDir, "run.mcap"), func(ch *record.ReadChannel, m *mcap.Message) error {
+		if ch.Topic == "/arm/command" {
+			per[int64(m.PublishTime)/int64(period)]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var none, more []int64
+	for k := int64(1); k < int64(3*time.Second/period); k++ {
+		switch {
+		case per[k] == 0:
+			none = append(none, k)
+		case per[k] > 1:
+			more = append(more, k)
+		}
+	}
+	// An activation that missed its deadline publishes in the next
+	// period: that one has two, its own none.
+	if n := int64(max(len(none), len(more))); n > c.DeadlineMisses {
+		t.Errorf("periods without a command %v, with more than one %v: want one command per period (deadline misses: %d)", none, more, c.DeadlineMisses)
+	}
+	t.Logf("timer: %d holds costing %.3f ms of wall, overhead %.1f %% of the simulation CPU, rtf %.2f",
+		c.Holds, 1e3*c.HoldWallS, 100*r.sum.Overhead.SimFraction, r.sum.RTF)
 }
 
 // A rospy planner that computes 200 ms of CPU per plan from its first

@@ -85,9 +85,13 @@ type Wake struct {
 	Extra   int64 // of CPU: ns it used still raised after its previous Run, while the coordinator was away
 	From    int64 // the client's process CPU clock where CPU begins (its posts are stamped from it)
 	Late    int64 // ns from the slice's end to the coordinator running (if Timer)
-	Exited  *Proc // a child exited; call Reap for its exit code
-	N       int   // number of ready tagged fds
-	Tags    [16]uint64
+	// Polled: the client's held-back poller (Proc.HoldBack), raised with
+	// its poll due once the other threads had blocked, ran and blocked
+	// again: it has looked at the clock the others were given.
+	Polled bool
+	Exited *Proc // a child exited; call Reap for its exit code
+	N      int   // number of ready tagged fds
+	Tags   [16]uint64
 }
 
 // Mechanism owns the Linux objects of one simulation CPU: the coordinator
@@ -192,6 +196,18 @@ type Proc struct {
 	// oldest, a node's main thread), as they would under the normal
 	// scheduler. For nodes that compute without blocking (best-effort).
 	Requeue bool
+
+	// HoldBack is a thread of p that polls for time in a short wall-clock
+	// sleep (roscpp's timer thread, found by the scan of a hold; 0: none).
+	// Raising p leaves it at ℓ3 until p's other threads have blocked (see
+	// Run): raised with them while its poll is due, it would run before
+	// the thread that applies the clock just delivered (woken later, it
+	// queues behind it at ℓ1), see the old time, and sleep a whole poll
+	// more while the world is held for it.
+	HoldBack int
+	// heldBack is the HoldBack thread the last raise left at ℓ3 (0 once
+	// raised or lowered).
+	heldBack int
 
 	adopted bool // tcs attach: not tcs's child (no exit status), not its group
 
@@ -580,19 +596,35 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	} else {
 		err = m.wait(&w, -1, gen)
 	}
-	woke := false
-	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil && p.wakeNeeded() {
-		woke = true
-		// Every raised thread of p blocked, and a dormant one is not
-		// asleep (wakeNeeded has made them all awake): it may be what
-		// the others wait for. Raise them all and wait on.
-		if err = m.setLevel(p, m.conf.Base-1); err != nil {
-			return w, err
+	woke, polled := false, false
+	for err == nil && w.Blocked && !w.Timer && w.N == 0 && w.Exited == nil {
+		if p.wakeNeeded() {
+			woke = true
+			// Every raised thread of p blocked, and a dormant one is not
+			// asleep (wakeNeeded has made them all awake): it may be what
+			// the others wait for. Raise them all and wait on.
+			if err = m.setLevel(p, m.conf.Base-1); err != nil {
+				return w, err
+			}
+		} else if tid := p.heldBack; tid != 0 {
+			// Every raised thread of p blocked: what a delivery woke has
+			// been done. Now the held-back poller: raised whether its
+			// poll is due or not (a hold waits for its wake at ℓ1), and
+			// waited for only if it is due.
+			p.heldBack = 0
+			due := !p.asleep(tid)
+			if _, err = m.setThread(p, tid, m.conf.Base-1); err != nil || !due {
+				break
+			}
+			polled = true
+		} else {
+			break
 		}
 		w.Blocked = false
 		gen = atomic.AddUint64(m.det.gen, 1)
 		err = m.wait(&w, -1, gen)
 	}
+	w.Polled = polled && err == nil && w.Blocked
 	if err == nil {
 		err = m.endTurn(p, w.Blocked, woke)
 	}
@@ -1259,6 +1291,7 @@ func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 		return nil
 	}
 	newestFirst := p.Requeue && raise
+	p.heldBack = 0
 	for pass := 0; pass < 3; pass++ {
 		stale := false
 		for k := range p.tids {
@@ -1269,6 +1302,10 @@ func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 			tid := p.tids[i]
 			if p.isDormant(i, tid) || p.isSysmon(tid) && !p.sm.lowerNow(raise) {
 				continue // sysmon moves in its turns (sysmon.go)
+			}
+			if raise && tid == p.HoldBack {
+				p.heldBack = tid // raised once the others block (Run)
+				continue
 			}
 			gone, err := m.setThread(p, tid, prio)
 			if err != nil {

@@ -1191,15 +1191,23 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake, sent bool)
 		return 0
 	}
 	var ws coordinator.Waits
+	poller := 0
 	if r.scanner != nil {
 		t0 := r.clk.Monotonic()
 		if s, err := r.scanner.Scan(c.proc.Pid, c.proc.workTids()); err == nil {
-			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0}
+			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0, Polled: w.Polled}
+			poller = s.ShortestTid
 		}
 		r.holdScans++
 		r.holdScanNs += r.clk.Monotonic() - t0
 	}
-	return r.pol.HoldBudget(a.Client, ws, w.CPU, a.Arm)
+	budget := r.pol.HoldBudget(a.Client, ws, w.CPU, a.Arm)
+	if budget > 0 && ws.Timed && !ws.Host {
+		// Held for a thread's short sleep: the thread that polls for
+		// time. Its next raise waits for the others (Proc.HoldBack).
+		c.proc.HoldBack = poller
+	}
+	return budget
 }
 
 // started tells the policy which clients started a process since it
