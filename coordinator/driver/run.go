@@ -1194,8 +1194,15 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake, sent bool)
 	poller := 0
 	if r.scanner != nil {
 		t0 := r.clk.Monotonic()
-		if s, err := r.scanner.Scan(c.proc.Pid, c.proc.workTids()); err == nil {
-			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0, Polled: w.Polled}
+		if w.Polled {
+			// The poller has seen the clock: the rule holds only for a
+			// wait on the host, which the threads' states tell without
+			// reading what each sleeps in.
+			if s, err := r.scanner.States(c.proc.Pid, c.proc.workTids()); err == nil {
+				ws = coordinator.Waits{Host: s.Host+s.Running > 0, Polled: true}
+			}
+		} else if s, err := r.scanner.Scan(c.proc.Pid, c.proc.workTids()); err == nil {
+			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0}
 			poller = s.ShortestTid
 		}
 		r.holdScans++

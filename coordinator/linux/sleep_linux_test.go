@@ -445,6 +445,33 @@ func TestSleepScanner(t *testing.T) {
 		}
 	})
 
+	t.Run("states only", func(t *testing.T) {
+		s := newScanner(t)
+		for _, tc := range []struct {
+			mode string
+			ms   int
+			want func(SleepScan) bool
+		}{
+			{"pipe", 0, func(r SleepScan) bool { return r.Blocked == 1 && r.Host == 0 && r.Running == 0 }},
+			{"vfork", 10_000, func(r SleepScan) bool { return r.Host == 1 && r.Blocked == 0 && r.Running == 0 }},
+			{"busy", 0, func(r SleepScan) bool { return r.Running == 1 && r.Host == 0 && r.Blocked == 0 }},
+		} {
+			pid := startSleeper(t, bin, tc.mode, tc.ms).Process.Pid
+			var r SleepScan
+			var err error
+			ok := false
+			for end := time.Now().Add(3 * time.Second); !ok && time.Now().Before(end); time.Sleep(time.Millisecond) {
+				if r, err = s.States(pid, []int{pid}); err != nil {
+					t.Fatalf("%s: States: %v", tc.mode, err)
+				}
+				ok = tc.want(r)
+			}
+			if !ok || r.Threads != 1 || r.Timed != 0 || r.Shortest != 0 {
+				t.Errorf("%s: States %+v", tc.mode, r)
+			}
+		}
+	})
+
 	t.Run("vanished", func(t *testing.T) {
 		s := newScanner(t)
 		cmd := startSleeper(t, bin, "pipe", 0)
