@@ -188,7 +188,9 @@ type Proc struct {
 	// then Run never preempts p (see Spawn).
 	execFd int
 
-	// Requeue: raise p's threads afresh at every dispatch, newest first.
+	// Requeue: raise p's threads newest first, and at a dispatch that
+	// follows one of p move its main thread behind the others
+	// (requeueMain).
 	// Threads of one SCHED_FIFO priority do not share the CPU: the one that
 	// computes keeps it until it blocks, and a thread woken meanwhile (a
 	// node's clock or message thread) waits behind it. Raised newest first,
@@ -486,7 +488,11 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 	execing := p.execFd >= 0
 	hide := !execing && budget >= yieldSlice && p.computes && (since > yieldHidden || since+budget > yieldEvery)
 	must := !hide && since > yieldEvery
-	raise := p != m.cur || must || p.Requeue
+	raise := p != m.cur || must
+	// A Requeue client raised since its last Run needs only its main
+	// thread moved behind the threads woken meanwhile (requeueMain): the
+	// others are at ℓ1 already, in the order they woke.
+	requeue := !raise && p.Requeue
 	if raise {
 		if err := m.lower(); err != nil {
 			return w, err
@@ -520,6 +526,10 @@ func (m *Mechanism) Run(p *Proc, budget int64) (Wake, error) {
 		m.cur = p
 		if m.afterRaise != nil {
 			m.afterRaise()
+		}
+	} else if requeue {
+		if err := m.requeueMain(p); err != nil {
+			return w, err
 		}
 	}
 	if err := m.startTurn(p, m.lastWake); err != nil {
@@ -1341,6 +1351,33 @@ func (m *Mechanism) setOwnLevel(p *Proc, prio int) error {
 	}
 	p.released = false
 	p.complete = false
+	return nil
+}
+
+// requeueMain moves p's main thread, which a best-effort node computes in,
+// to the tail of ℓ1 (lowered and raised again: setting a thread's level to
+// the one it has does not move it), behind the threads of p woken while
+// it computed. Preempted at the end of a slice, a SCHED_FIFO thread stays
+// at the head of its level, and they would wait for it until it blocks.
+// Two priority changes, where lowering and raising all of p's threads
+// (setLevel, newest first) takes two per thread.
+func (m *Mechanism) requeueMain(p *Proc) error {
+	if p.exited || p.reaped || p.execFd >= 0 || p.heldBack == p.Pid {
+		return nil
+	}
+	for k, tid := range p.tids {
+		if tid != p.Pid {
+			continue
+		}
+		if p.isDormant(k, tid) || p.isSysmon(tid) {
+			return nil // left at ℓ3 by setLevel: it stays there
+		}
+		if gone, err := m.setThread(p, tid, m.conf.Base-3); err != nil || gone {
+			return err
+		}
+		_, err := m.setThread(p, tid, m.conf.Base-1)
+		return err
+	}
 	return nil
 }
 
