@@ -54,7 +54,8 @@ usage:
   tcs bench delivery [flags]      gated ROS 1 delivery against goroslib's Publisher.Write, and ROS 2 against ROS 1 (-tags ros2)
   tcs bench decision [flags]      the pure policy's cost per scheduling decision at 4, 16 and 64 clients
   tcs bench activation [flags]    the coordinator's CPU per activation and per dispatch, for every kind
-                                  of client (native C and Go, goroslib, roscpp, rospy, rclcpp, rclpy)
+                                  of client (native C and Go, goroslib, roscpp, rospy, rclcpp, rclpy),
+                                  and of the mixed ROS 1 stack (ros1-stack)
   tcs bench pursuit [flags]       paper 000's pursuit workload with native C clients (two 100 Hz controllers,
                                   a planner): the coordinator's CPU per activation and share, every CPU counted
   tcs bench soak [flags]          an hour of 16 mixed clients at max_rtf 1: the coordinator's RSS, fds,
