@@ -505,6 +505,15 @@ func TestROS1NodeExit(t *testing.T) {
 	}
 }
 
+// quoteArgs writes args as the items of a YAML flow sequence.
+func quoteArgs(args ...string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = fmt.Sprintf("%q", a)
+	}
+	return strings.Join(out, ", ")
+}
+
 // The mixed ROS 1 stack in lockstep (a goroslib PD controller and a roscpp
 // ros::Timer node at 200 Hz, a rospy planner that computes 100 ms per
 // plan): virtual time reaches the end (lockstep once waited for a whole
@@ -516,13 +525,6 @@ func TestROS1LockstepMixedStack(t *testing.T) {
 	planner, err := filepath.Abs("controllers/rospy/planner.py")
 	if err != nil {
 		t.Fatal(err)
-	}
-	q := func(args ...string) string {
-		var out []string
-		for _, a := range args {
-			out = append(out, fmt.Sprintf("%q", a))
-		}
-		return strings.Join(out, ", ")
 	}
 	path := pendulumScenario(t, "mixed", "3s", "mode: lockstep\nwall_limit: 60s\nros:\n  master: "+freeMasterURI(t)+"\n", fmt.Sprintf(`      - name: pd
         cmd: [tcs, node, pd, _rate:=200]
@@ -541,7 +543,7 @@ func TestROS1LockstepMixedStack(t *testing.T) {
         api: ros
         class: best-effort
         priority: 0
-`, q(append(timer, "_rate:=200", "_timer:=true", "command:=/arm/timer_command")...), q("/usr/bin/python3", planner, "_cpu_ms:=100")))
+`, quoteArgs(append(timer, "_rate:=200", "_timer:=true", "command:=/arm/timer_command")...), quoteArgs("/usr/bin/python3", planner, "_cpu_ms:=100")))
 	s := runCompleted(t, 3*time.Minute, path)
 	if s.WallS > 30 {
 		t.Errorf("3 s of virtual time took %.1f s of wall, want < 30", s.WallS)
@@ -576,13 +578,6 @@ func TestROS1TimerUnderPlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quote := func(args ...string) string {
-		var out []string
-		for _, a := range args {
-			out = append(out, fmt.Sprintf("%q", a))
-		}
-		return strings.Join(out, ", ")
-	}
 	const period = 5 * time.Millisecond
 	path := pendulumScenario(t, "timer", "3s", "ros:\n  master: "+freeMasterURI(t)+"\n", fmt.Sprintf(`      - name: timer
         cmd: [%s]
@@ -596,7 +591,7 @@ func TestROS1TimerUnderPlanner(t *testing.T) {
         api: ros
         class: best-effort
         priority: 0
-`, quote(append(timer, "_rate:=200", "_timer:=true")...), period, quote(rosenv.Python, planner, "_cpu_ms:=100")))
+`, quoteArgs(append(timer, "_rate:=200", "_timer:=true")...), period, quoteArgs(rosenv.Python, planner, "_cpu_ms:=100")))
 	r := runTCS(t, 3*time.Minute, path)
 	if r.code != 0 || r.sum.Ended != report.EndCompleted {
 		t.Fatalf("exit %d, ended %q", r.code, r.sum.Ended)

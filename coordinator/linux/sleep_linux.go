@@ -463,17 +463,9 @@ func (s *SleepScanner) Scan(pid int, tids []int) (SleepScan, error) {
 	// thread is blocked (a thread or kernel worker below the spinning
 	// detector), the read would never return. A thread in D already says
 	// that the process waits on the host: then no syscall file is read.
-	for _, tid := range tids {
-		th := p.thread(tid)
-		th.scan = p.scan
-		if state, ok := s.state(pid, th); ok {
-			r.Threads++
-			if state == 'D' {
-				r.Host++
-			}
-		}
-	}
+	r = s.statePass(pid, p, tids)
 	if r.Host > 0 {
+		r.Running = 0
 		r.Blocked = r.Threads - r.Host
 		p.prune()
 		return r, nil
@@ -529,6 +521,19 @@ func (s *SleepScanner) States(pid int, tids []int) (SleepScan, error) {
 	if err != nil {
 		return r, err
 	}
+	r = s.statePass(pid, p, tids)
+	p.prune()
+	if r.Threads == 0 && len(tids) > 0 {
+		s.Forget(pid)
+		return r, fmt.Errorf("sleep scan of %d: %w", pid, ErrGone)
+	}
+	return r, nil
+}
+
+// statePass reads each thread's state from its stat file: Host counts
+// those in state D, Running those runnable (R), Blocked the others.
+func (s *SleepScanner) statePass(pid int, p *sleepProc, tids []int) SleepScan {
+	var r SleepScan
 	for _, tid := range tids {
 		th := p.thread(tid)
 		th.scan = p.scan
@@ -546,12 +551,7 @@ func (s *SleepScanner) States(pid int, tids []int) (SleepScan, error) {
 			r.Blocked++
 		}
 	}
-	p.prune()
-	if r.Threads == 0 && len(tids) > 0 {
-		s.Forget(pid)
-		return r, fmt.Errorf("sleep scan of %d: %w", pid, ErrGone)
-	}
-	return r, nil
+	return r
 }
 
 // scanThread reads one thread and counts it into r.
