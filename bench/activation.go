@@ -410,6 +410,12 @@ func Activation(ctx context.Context, w io.Writer, o ActivationOpts) (*Activation
 	return res, errors.Join(errs...)
 }
 
+// caseKey is one run of Activation: a kind at a client count.
+type caseKey struct {
+	kind    string
+	clients int
+}
+
 // runCase runs kind k with n clients in runs/<k>-<n> and reads its summary.
 func runCase(ctx context.Context, k *activationKind, n int, o ActivationOpts, runs string) ActivationCase {
 	c := ActivationCase{Kind: k.name, Clients: n, DurationS: o.durationOf(k).Seconds()}

@@ -45,12 +45,6 @@ type activationKind struct {
 	robots func(samples string) string
 }
 
-// caseKey is one run of Activation: a kind at a client count.
-type caseKey struct {
-	kind    string
-	clients int
-}
-
 // stackPeriod is the period of the mixed ROS 1 stack's controllers
 // (200 Hz, whatever ActivationOpts.Period).
 const stackPeriod = 5 * time.Millisecond

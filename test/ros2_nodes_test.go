@@ -189,36 +189,15 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool, missed 
 func missedPeriods(t *testing.T, mcapPath string, period int64) map[int64]bool {
 	t.Helper()
 	missed := map[int64]bool{}
-	_, err := record.Read(mcapPath, func(ch *record.ReadChannel, m *mcap.Message) error {
-		if ch.Topic != record.TopicProgress {
-			return nil
-		}
-		var p record.ClientProgress
-		if err := p.Decode(m.Data); err != nil {
-			return err
-		}
-		if p.Event == record.EventMiss {
-			missed[p.DueNs/period] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, due := range missDues(t, mcapPath) {
+		missed[due/period] = true
 	}
 	return missed
 }
 
-// catchUpMiss reads the deadline misses of the run's recording (as many
-// as the summary's, misses) and returns 1 when one of them is the
-// start-up catch-up's (checkTicks): activation 1 (due P) of a node whose
-// log shows several ticks in period 1. A node that read its clock before
-// the first clock message runs its sleep_until loop once per period from
-// ROS time 0 up to its clock (about 200 times in period 1 when it read 0
-// against the epoch of 1 s); that CPU is the node's, charged to its
-// activation 1, which misses when the loop takes longer than a period on
-// the machine running the test. Any other miss is left to the caller's
-// count.
-func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses int64) int64 {
+// missDues reads the run's recording and returns when each activation
+// that missed its deadline was due (ns), in the recording's order.
+func missDues(t *testing.T, mcapPath string) []int64 {
 	t.Helper()
 	var due []int64
 	_, err := record.Read(mcapPath, func(ch *record.ReadChannel, m *mcap.Message) error {
@@ -237,6 +216,22 @@ func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses in
 	if err != nil {
 		t.Fatal(err)
 	}
+	return due
+}
+
+// catchUpMiss reads the deadline misses of the run's recording (as many
+// as the summary's, misses) and returns 1 when one of them is the
+// start-up catch-up's (checkTicks): activation 1 (due P) of a node whose
+// log shows several ticks in period 1. A node that read its clock before
+// the first clock message runs its sleep_until loop once per period from
+// ROS time 0 up to its clock (about 200 times in period 1 when it read 0
+// against the epoch of 1 s); that CPU is the node's, charged to its
+// activation 1, which misses when the loop takes longer than a period on
+// the machine running the test. Any other miss is left to the caller's
+// count.
+func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses int64) int64 {
+	t.Helper()
+	due := missDues(t, mcapPath)
 	if int64(len(due)) != misses {
 		t.Errorf("%d deadline misses recorded, %d in the summary", len(due), misses)
 	}

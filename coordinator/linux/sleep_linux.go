@@ -514,7 +514,8 @@ func (s *SleepScanner) begin(pid int, tids []int) (*sleepProc, []int, error) {
 // no syscall file. Threads in state D count as Host, runnable ones (R) as
 // Running, the others as Blocked; Timed and Shortest stay 0. It is for a
 // caller that needs to know only whether the process waits on the host or
-// is running again, at a third of a Scan's cost or less. Errors as Scan's.
+// is running again: no syscall file, memory or clock is read, which is
+// most of a Scan's cost. Errors as Scan's.
 func (s *SleepScanner) States(pid int, tids []int) (SleepScan, error) {
 	var r SleepScan
 	p, tids, err := s.begin(pid, tids)
