@@ -632,18 +632,24 @@ func writeRobots(b *strings.Builder, k *activationKind, n int, o ActivationOpts)
 	if k.ros != rosNone {
 		api = "ros"
 	}
-	var q []string
-	for _, a := range k.argv(o.Period) {
-		q = append(q, strconv.Quote(a))
-	}
+	cmd := quoteArgs(k.argv(o.Period)...)
 	width := len(strconv.Itoa(n - 1))
 	for j := range n {
 		fmt.Fprintf(b, "  - name: r%0*d\n    clients:\n      - name: pd%0*d\n        cmd: [%s]\n        api: %s\n        class: periodic\n        period: %v\n",
-			width, j, width, j, strings.Join(q, ", "), api, o.Period)
+			width, j, width, j, cmd, api, o.Period)
 		if k.ros != rosNone {
 			fmt.Fprintf(b, "        samples: %s\n", o.Samples)
 		}
 	}
+}
+
+// quoteArgs writes args as the items of a YAML flow sequence.
+func quoteArgs(args ...string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = strconv.Quote(a)
+	}
+	return strings.Join(q, ", ")
 }
 
 // caseOf fills c's figures from summary s.

@@ -49,7 +49,8 @@ type activationKind struct {
 // (200 Hz, whatever ActivationOpts.Period).
 const stackPeriod = 5 * time.Millisecond
 
-// stackClients are the mixed ROS 1 stack's clients, as in its scenario.
+// stackClients are the mixed ROS 1 stack's clients, as in its scenario:
+// the goroslib controller, the roscpp timer node and the rospy planner.
 var stackClients = []string{"pd", "timer", "planner"}
 
 // prepareStack prepares the mixed ROS 1 stack (KindROS1Stack) in dir: the
@@ -210,23 +211,16 @@ func prepareKind(k, src, dir string) *activationKind {
 // planner (the script planner, 100 ms of CPU per plan) best-effort at
 // priority 0.
 func stackRobots(timerArgv []string, planner string) func(samples string) string {
-	quote := func(args ...string) string {
-		q := make([]string, len(args))
-		for i, s := range args {
-			q[i] = strconv.Quote(s)
-		}
-		return strings.Join(q, ", ")
-	}
 	hz := param(float64(time.Second) / float64(stackPeriod))
 	timer := append(append([]string(nil), timerArgv...), "_timer:=true", "command:=/arm/timer_command")
 	return func(samples string) string {
 		var b strings.Builder
 		b.WriteString("  - name: arm\n    clients:\n")
 		periodic := "      - name: %s\n        cmd: [%s]\n        api: ros\n        class: periodic\n        period: %v\n        priority: %d\n        samples: %s\n"
-		fmt.Fprintf(&b, periodic, "pd", quote("tcs", "node", "pd", "_rate:="+hz), stackPeriod, 30, samples)
-		fmt.Fprintf(&b, periodic, "timer", quote(timer...), stackPeriod, 20, samples)
-		fmt.Fprintf(&b, "      - name: planner\n        cmd: [%s]\n        api: ros\n        class: best-effort\n        priority: 0\n",
-			quote(python, planner, "_cpu_ms:=100"))
+		fmt.Fprintf(&b, periodic, stackClients[0], quoteArgs("tcs", "node", "pd", "_rate:="+hz), stackPeriod, 30, samples)
+		fmt.Fprintf(&b, periodic, stackClients[1], quoteArgs(timer...), stackPeriod, 20, samples)
+		fmt.Fprintf(&b, "      - name: %s\n        cmd: [%s]\n        api: ros\n        class: best-effort\n        priority: 0\n",
+			stackClients[2], quoteArgs(python, planner, "_cpu_ms:=100"))
 		return b.String()
 	}
 }
