@@ -65,7 +65,8 @@ func TestROS2LaunchBundled(t *testing.T) {
 	c := client(t, s, "pd")
 	checkPeriods(t, c, 601)
 	checkNodeMisses(t, c)
-	checkTicks(t, ticks(t, c.Log), int64(period), int64(s.VirtualS*1e9+0.5), false, nil)
+	checkTicks(t, ticks(t, c.Log), int64(period), int64(s.VirtualS*1e9+0.5), false,
+		missedPeriods(t, filepath.Join(out, "run.mcap"), "pd", int64(period)))
 	checkBalanced(t, s, 0)
 	t.Logf("pd: %d activations, %d misses (host %d), cpu %.3f s; Δ p99 %.1f µs; wall %.2f s",
 		c.Activations, c.DeadlineMisses, c.DeadlineMissesHost, c.CPUS, s.DriftP99S*1e6, s.WallS)
@@ -104,7 +105,8 @@ func TestROS2LaunchAttachBundled(t *testing.T) {
 		t.Fatalf("want the ticks of one process in the launch's output, got %d\n%s", len(perProc), lastLines(lo, 40))
 	}
 	for proc, ts := range perProc {
-		n := checkTicks(t, ts, int64(period), int64(s.VirtualS*1e9+0.5), false, nil)
+		n := checkTicks(t, ts, int64(period), int64(s.VirtualS*1e9+0.5), false,
+			missedPeriods(t, filepath.Join(out, "run.mcap"), c.Name, int64(period)))
 		t.Logf("%s: %d ticks, one in each of %d periods checked", proc, len(ts), n)
 	}
 	checkBalanced(t, s, 0)

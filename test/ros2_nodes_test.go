@@ -184,20 +184,22 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool, missed 
 	return int(end/period) - 1
 }
 
-// missedPeriods reads the deadline misses of the run's recording and
-// returns the periods k (due k·period) whose activation missed.
-func missedPeriods(t *testing.T, mcapPath string, period int64) map[int64]bool {
+// missedPeriods reads the deadline misses of the run's recording (of
+// client; "": of any) and returns the periods k (due k·period) whose
+// activation missed.
+func missedPeriods(t *testing.T, mcapPath, client string, period int64) map[int64]bool {
 	t.Helper()
 	missed := map[int64]bool{}
-	for _, due := range missDues(t, mcapPath) {
+	for _, due := range missDues(t, mcapPath, client) {
 		missed[due/period] = true
 	}
 	return missed
 }
 
 // missDues reads the run's recording and returns when each activation
-// that missed its deadline was due (ns), in the recording's order.
-func missDues(t *testing.T, mcapPath string) []int64 {
+// of client ("": of any) that missed its deadline was due (ns), in the
+// recording's order.
+func missDues(t *testing.T, mcapPath, client string) []int64 {
 	t.Helper()
 	var due []int64
 	_, err := record.Read(mcapPath, func(ch *record.ReadChannel, m *mcap.Message) error {
@@ -208,7 +210,7 @@ func missDues(t *testing.T, mcapPath string) []int64 {
 		if err := p.Decode(m.Data); err != nil {
 			return err
 		}
-		if p.Event == record.EventMiss {
+		if p.Event == record.EventMiss && (client == "" || p.Client == client) {
 			due = append(due, p.DueNs)
 		}
 		return nil
@@ -231,7 +233,7 @@ func missDues(t *testing.T, mcapPath string) []int64 {
 // count.
 func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses int64) int64 {
 	t.Helper()
-	due := missDues(t, mcapPath)
+	due := missDues(t, mcapPath, "")
 	if int64(len(due)) != misses {
 		t.Errorf("%d deadline misses recorded, %d in the summary", len(due), misses)
 	}
@@ -432,7 +434,7 @@ func TestROS2RealNodes(t *testing.T) {
 					if nd.lag {
 						tickEnd -= P
 					}
-					periods = checkTicks(t, tt, P, tickEnd, mode == "lockstep", missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), P))
+					periods = checkTicks(t, tt, P, tickEnd, mode == "lockstep", missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), "", P))
 					if t.Failed() {
 						t.Logf("end of the log of pd:\n%s", tail(c.Log, 12))
 					}
@@ -504,7 +506,7 @@ func TestROS2SamplesAtActivation(t *testing.T) {
 				P := int64(period)
 				end := int64(s.VirtualS*1e9 + 0.5)
 				tt := ticks(t, c.Log)
-				checkTicks(t, tt, P, end, false, missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), P))
+				checkTicks(t, tt, P, end, false, missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), "", P))
 				catchUp := catchUpMiss(t, filepath.Join(r.outDir, "run.mcap"), tt, P, c.DeadlineMisses)
 				// Which sample each activation used (from period 2 on,
 				// as checkTicks: the first ones are start-up's). After
@@ -603,7 +605,7 @@ func TestROS2RealPlanner(t *testing.T) {
 	}
 	s := r.sum
 	c, p := client(t, s, "pd"), client(t, s, "planner")
-	periods := checkTicks(t, ticks(t, c.Log), int64(period), int64(s.VirtualS*1e9+0.5), false, missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), int64(period)))
+	periods := checkTicks(t, ticks(t, c.Log), int64(period), int64(s.VirtualS*1e9+0.5), false, missedPeriods(t, filepath.Join(r.outDir, "run.mcap"), "", int64(period)))
 	if c.Activations != int64(periods)+1 {
 		t.Errorf("controller activations = %d, want %d", c.Activations, periods+1)
 	}
