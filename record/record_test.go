@@ -461,3 +461,38 @@ func TestReadRunStatusTopics(t *testing.T) {
 		}
 	}
 }
+
+// ClientProgress's encoding follows its recorded definition field by field
+// (the definition's ROS 1 body is the same values packed), decodes back,
+// and a sample recorded before deadline_misses_host decodes with it 0.
+func TestClientProgressEncoding(t *testing.T) {
+	in := ClientProgress{Event: EventMiss, Client: "pd", Robot: "arm", WorldNs: 1, ProgressNs: 2, CPUNs: 3,
+		Activations: 4, DeadlineMisses: 5, DueNs: 6, BeginNs: 7, DeadlineMissesHost: 8}
+	var w cdr.Writer
+	w.Begin(nil)
+	in.Encode(&w)
+	sample := append([]byte(nil), w.Bytes()...)
+	var rd cdr.Reader
+	ros1, err := Progress.Conv.ToROS1(nil, sample, &rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{EventMiss, 2, 0, 0, 0, 'p', 'd', 3, 0, 0, 0, 'a', 'r', 'm'}
+	for v := byte(1); v <= 8; v++ {
+		want = append(want, v, 0, 0, 0, 0, 0, 0, 0)
+	}
+	if !bytes.Equal(ros1, want) {
+		t.Fatalf("ROS 1 body % x\nwant % x", ros1, want)
+	}
+	var out ClientProgress
+	if err := out.Decode(sample); err != nil || out != in {
+		t.Fatalf("decoded %+v, %v; want %+v", out, err, in)
+	}
+	old := sample[:len(sample)-8]
+	if err := out.Decode(old); err != nil || out.DeadlineMissesHost != 0 || out.BeginNs != 7 {
+		t.Fatalf("sample without the host's count: %+v, %v", out, err)
+	}
+	if err := out.Decode(sample[:len(sample)-12]); err == nil {
+		t.Error("a sample cut inside begin_ns decoded without error")
+	}
+}

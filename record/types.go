@@ -30,6 +30,10 @@ type ClientProgress struct {
 	DeadlineMisses  int64
 	DueNs           int64 // activation and miss: the activation's due time k·P
 	BeginNs         int64 // activation: the virtual instant it began
+	// DeadlineMissesHost counts the misses of DeadlineMisses that came
+	// while its robot had lost CPU to the host (summary:
+	// deadline_misses_host): a miss event is the host's when it raises it.
+	DeadlineMissesHost int64
 }
 
 // ClientProgress events.
@@ -183,7 +187,7 @@ func (m *ClientProgress) Encode(w *cdr.Writer) {
 	w.Uint8(m.Event)
 	w.String(m.Client)
 	w.String(m.Robot)
-	for _, v := range [...]int64{m.WorldNs, m.ProgressNs, m.CPUNs, m.Activations, m.DeadlineMisses, m.DueNs, m.BeginNs} {
+	for _, v := range [...]int64{m.WorldNs, m.ProgressNs, m.CPUNs, m.Activations, m.DeadlineMisses, m.DueNs, m.BeginNs, m.DeadlineMissesHost} {
 		w.Int64(v)
 	}
 }
@@ -196,6 +200,11 @@ func (m *ClientProgress) Decode(sample []byte) error {
 	m.Robot = r.String()
 	for _, p := range [...]*int64{&m.WorldNs, &m.ProgressNs, &m.CPUNs, &m.Activations, &m.DeadlineMisses, &m.DueNs, &m.BeginNs} {
 		*p = r.Int64()
+	}
+	// Recordings made before the host's count was recorded end here.
+	m.DeadlineMissesHost = 0
+	if r.Err() == nil && r.Rest() > 0 {
+		m.DeadlineMissesHost = r.Int64()
 	}
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("tcs_msgs/msg/ClientProgress: %w", err)

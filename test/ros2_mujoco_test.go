@@ -124,13 +124,33 @@ robots:
 	// The node's first iterations do its start-up work (first publish,
 	// first messages, page faults), charged: at 500 Hz it may miss the
 	// first periods. From startUp on, every period has one activation and
-	// none misses its deadline.
+	// none misses its deadline, except where the host held the CPU: a
+	// slice the host stretched (tcs charges no more than LateCap of it)
+	// may make an activation miss, and rcl's timer, called back more than
+	// a period late, skips the period it is late for.
 	const startUp = 20 * int64(time.Millisecond)
+	misses := recordedMisses(t, filepath.Join(r.outDir, "run.mcap"), "arm_controller")
+	hostMissed := map[int64]bool{}
+	var own []int64
+	for _, m := range misses {
+		if m.host {
+			hostMissed[m.due/period] = true
+		} else if m.due >= startUp {
+			own = append(own, m.due)
+		}
+	}
+	if len(own) > 0 {
+		t.Errorf("deadlines missed after the start-up (%d ns), not after the host held the CPU, due at %v; all misses %+v", startUp, own, misses)
+	}
 	per := map[int64]int{}
 	for _, v := range ticks(t, log) {
 		per[v/period]++
 	}
 	for k := startUp / period; k <= int64(10e9)/period; k++ {
+		if per[k] == 0 && hostMissed[k] {
+			t.Logf("period %d (%d ms) has no activation of the node's clock after the host's miss", k, k*period/1e6)
+			continue
+		}
 		if per[k] != 1 {
 			t.Errorf("period %d (%d ms) has %d activations of the node's clock, want 1", k, k*period/1e6, per[k])
 		}
@@ -173,29 +193,6 @@ robots:
 	}
 	if cmds < 5000 {
 		t.Errorf("%d commands recorded, want one per activation at least (5000)", cmds)
-	}
-	var misses []int64
-	_, err = record.Read(filepath.Join(r.outDir, "run.mcap"), func(ch *record.ReadChannel, m *mcap.Message) error {
-		var p record.ClientProgress
-		if ch.Topic != record.TopicProgress {
-			return nil
-		}
-		if err := p.Decode(m.Data); err != nil {
-			return err
-		}
-		if p.Event == record.EventMiss {
-			misses = append(misses, p.DueNs)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, due := range misses {
-		if due >= startUp {
-			t.Errorf("deadline missed at %d ns, after the start-up (%d ns); misses due at %v", due, startUp, misses)
-			break
-		}
 	}
 	if int64(len(misses)) != c.DeadlineMisses {
 		t.Errorf("%d misses recorded, %d in the summary", len(misses), c.DeadlineMisses)

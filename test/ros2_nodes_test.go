@@ -190,18 +190,26 @@ func checkTicks(t *testing.T, ts []int64, period, end int64, exact bool, missed 
 func missedPeriods(t *testing.T, mcapPath, client string, period int64) map[int64]bool {
 	t.Helper()
 	missed := map[int64]bool{}
-	for _, due := range missDues(t, mcapPath, client) {
-		missed[due/period] = true
+	for _, m := range recordedMisses(t, mcapPath, client) {
+		missed[m.due/period] = true
 	}
 	return missed
 }
 
-// missDues reads the run's recording and returns when each activation
-// of client ("": of any) that missed its deadline was due (ns), in the
-// recording's order.
-func missDues(t *testing.T, mcapPath, client string) []int64 {
+// recordedMiss is one deadline miss of a run's recording: when the
+// activation was due (ns) and whether it came while its robot had lost CPU
+// to the host (the event raised the client's deadline_misses_host).
+type recordedMiss struct {
+	due  int64
+	host bool
+}
+
+// recordedMisses reads the run's recording and returns the deadline
+// misses of client ("": of any), in the recording's order.
+func recordedMisses(t *testing.T, mcapPath, client string) []recordedMiss {
 	t.Helper()
-	var due []int64
+	var misses []recordedMiss
+	hostSeen := map[string]int64{}
 	_, err := record.Read(mcapPath, func(ch *record.ReadChannel, m *mcap.Message) error {
 		if ch.Topic != record.TopicProgress {
 			return nil
@@ -211,14 +219,15 @@ func missDues(t *testing.T, mcapPath, client string) []int64 {
 			return err
 		}
 		if p.Event == record.EventMiss && (client == "" || p.Client == client) {
-			due = append(due, p.DueNs)
+			misses = append(misses, recordedMiss{due: p.DueNs, host: p.DeadlineMissesHost > hostSeen[p.Client]})
 		}
+		hostSeen[p.Client] = max(hostSeen[p.Client], p.DeadlineMissesHost)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return due
+	return misses
 }
 
 // catchUpMiss reads the deadline misses of the run's recording (as many
@@ -233,9 +242,9 @@ func missDues(t *testing.T, mcapPath, client string) []int64 {
 // count.
 func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses int64) int64 {
 	t.Helper()
-	due := missDues(t, mcapPath, "")
-	if int64(len(due)) != misses {
-		t.Errorf("%d deadline misses recorded, %d in the summary", len(due), misses)
+	recorded := recordedMisses(t, mcapPath, "")
+	if int64(len(recorded)) != misses {
+		t.Errorf("%d deadline misses recorded, %d in the summary", len(recorded), misses)
 	}
 	inFirst := 0
 	for _, v := range ticks {
@@ -243,7 +252,7 @@ func catchUpMiss(t *testing.T, mcapPath string, ticks []int64, period, misses in
 			inFirst++
 		}
 	}
-	if inFirst > 1 && slices.Contains(due, period) {
+	if inFirst > 1 && slices.ContainsFunc(recorded, func(m recordedMiss) bool { return m.due == period }) {
 		t.Logf("activation 1 missed its deadline running the start-up catch-up: %d ticks in period 1", inFirst)
 		return 1
 	}

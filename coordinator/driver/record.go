@@ -284,7 +284,7 @@ func (r *runner) recEvent(c int, event uint8, due, begin int64) {
 	t := r.pol.Now()
 	h.prog = record.ClientProgress{Event: event, Client: h.clientNames[c], Robot: h.robotNames[r.clients[c].robot],
 		WorldNs: t, ProgressNs: st.Progress, CPUNs: r.clients[c].ran, Activations: st.Activations,
-		DeadlineMisses: st.Misses, DueNs: due, BeginNs: begin}
+		DeadlineMisses: st.Misses, DueNs: due, BeginNs: begin, DeadlineMissesHost: st.HostMisses}
 	if w := h.rec.Begin(h.progress, t, st.Progress); w != nil {
 		h.prog.Encode(w)
 		h.rec.Commit()
