@@ -174,9 +174,13 @@ type runClient struct {
 	rosBE    bool  // a best-effort ROS node: its private clock follows its progress
 	holds    int64 // dispatches held over a wait on the host or a ROS library's short sleep
 	holdWall int64 // wall ns the world waited for those
-	noClock  int64 // ROS: releases whose clock did not reach the node
-	shutdown bool  // let finish its shutdown ungated after the run (finishShutdowns)
-	diagName string
+	// pollerSeen is the thread a hold of a short sleep last found
+	// sleeping (holdOver): found again by a later hold, it is the node's
+	// poller (Proc.HoldBack).
+	pollerSeen int
+	noClock    int64 // ROS: releases whose clock did not reach the node
+	shutdown   bool  // let finish its shutdown ungated after the run (finishShutdowns)
+	diagName   string
 }
 
 // runner is the state of one run; its loop runs on the locked dispatch
@@ -1210,9 +1214,18 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake, sent bool)
 	}
 	budget := r.pol.HoldBudget(a.Client, ws, w.CPU, a.Arm)
 	if budget > 0 && ws.Timed && !ws.Host {
-		// Held for a thread's short sleep: the thread that polls for
-		// time. Its next raise waits for the others (Proc.HoldBack).
-		c.proc.HoldBack = poller
+		// Held for a thread's short sleep. A thread found so twice polls
+		// for time (roscpp's timer thread, at every activation whose
+		// clock came within its poll): its next raises wait for the
+		// others (Proc.HoldBack). A thread found once, such as a Go
+		// runtime thread waiting in its poller for a timer a few ms
+		// away, is not made one: raised last at every dispatch, it would
+		// cost each dispatch a wait round and each activation a look at
+		// the threads' states (Wake.Polled).
+		if poller == c.pollerSeen {
+			c.proc.HoldBack = poller
+		}
+		c.pollerSeen = poller
 	}
 	return budget
 }
