@@ -200,7 +200,7 @@ type Proc struct {
 	Requeue bool
 
 	// HoldBack is a thread of p that polls for time in a short wall-clock
-	// sleep (roscpp's timer thread, found asleep by two holds' scans; 0: none).
+	// sleep (roscpp's timer thread, found by the scan of a hold; 0: none).
 	// Raising p leaves it at ℓ3 until p's other threads have blocked (see
 	// Run): raised with them while its poll is due, it would run before
 	// the thread that applies the clock just delivered (woken later, it

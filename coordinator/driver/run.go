@@ -1195,7 +1195,7 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake, sent bool)
 		return 0
 	}
 	var ws coordinator.Waits
-	poller := 0
+	poller, exact := 0, false
 	if r.scanner != nil {
 		t0 := r.clk.Monotonic()
 		if w.Polled {
@@ -1207,22 +1207,24 @@ func (r *runner) holdOver(a coordinator.Action, c *runClient, w Wake, sent bool)
 			}
 		} else if s, err := r.scanner.Scan(c.proc.Pid, c.proc.workTids()); err == nil {
 			ws = coordinator.Waits{Timed: s.Timed > 0, Sleep: s.Shortest, Host: s.Host+s.Running > 0}
-			poller = s.ShortestTid
+			poller, exact = s.ShortestTid, s.ShortestExact
 		}
 		r.holdScans++
 		r.holdScanNs += r.clk.Monotonic() - t0
 	}
 	budget := r.pol.HoldBudget(a.Client, ws, w.CPU, a.Arm)
 	if budget > 0 && ws.Timed && !ws.Host {
-		// Held for a thread's short sleep. A thread found so twice polls
-		// for time (roscpp's timer thread, at every activation whose
-		// clock came within its poll): its next raises wait for the
-		// others (Proc.HoldBack). A thread found once, such as a Go
-		// runtime thread waiting in its poller for a timer a few ms
-		// away, is not made one: raised last at every dispatch, it would
-		// cost each dispatch a wait round and each activation a look at
-		// the threads' states (Wake.Polled).
-		if poller == c.pollerSeen {
+		// Held for a thread's short sleep. A thread sleeping until an
+		// absolute instant polls for time (a condition variable's timed
+		// wait: roscpp's timer thread) and its next raises wait for the
+		// others (Proc.HoldBack) from now on, its node's first
+		// activations included. A relative timeout is only a wait for
+		// something a few ms away (a Go runtime thread in its poller,
+		// waiting for a timer), made the HoldBack only once a second
+		// hold finds the same thread: raised last at every dispatch, a
+		// thread that is no poller would cost each dispatch a wait round
+		// and each activation a look at the threads' states (Wake.Polled).
+		if exact || poller == c.pollerSeen {
 			c.proc.HoldBack = poller
 		}
 		c.pollerSeen = poller
