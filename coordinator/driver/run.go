@@ -175,8 +175,8 @@ type runClient struct {
 	holds    int64 // dispatches held over a wait on the host or a ROS library's short sleep
 	holdWall int64 // wall ns the world waited for those
 	// pollerSeen is the thread a hold of a short sleep last found
-	// sleeping (holdOver): found again by a later hold, it is the node's
-	// poller (Proc.HoldBack).
+	// sleeping (holdOver): one with a relative timeout, found again by a
+	// later hold, is made the node's poller (Proc.HoldBack).
 	pollerSeen int
 	noClock    int64 // ROS: releases whose clock did not reach the node
 	shutdown   bool  // let finish its shutdown ungated after the run (finishShutdowns)
