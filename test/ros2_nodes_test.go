@@ -526,7 +526,7 @@ func TestROS2SamplesAtActivation(t *testing.T) {
 				// the catch-up ends, after its instant: it computes with
 				// the newest sample then, that of the world's last step
 				// (1 ms) before its clock.
-				used, wrong := 0, 0
+				used, wrong, late := 0, 0, 0
 				for _, l := range logLines(t, c.Log, "tick ") {
 					var now, stamp int64
 					if _, err := fmt.Sscanf(l, "tick %d state %d", &now, &stamp); err != nil {
@@ -544,6 +544,7 @@ func TestROS2SamplesAtActivation(t *testing.T) {
 					// above) computes with the newest sample then.
 					if catchUp == 1 && now/P == 2 || now-want >= int64(time.Millisecond) {
 						want = now / int64(time.Millisecond) * int64(time.Millisecond)
+						late++
 					}
 					if stamp-msgs.Epoch != want {
 						if wrong++; wrong <= 5 {
@@ -578,8 +579,8 @@ func TestROS2SamplesAtActivation(t *testing.T) {
 				if scans := holdScans(t, r.outDir); scans > c.Activations/10 {
 					t.Errorf("hold_scans = %d for %d activations, want at most a tenth: the command waits at the bridge when the node blocks", scans, c.Activations)
 				}
-				t.Logf("%s, samples %s: %d activations checked, %d deliveries, %d dispatches (%.2f per activation), coordinator %.0f µs per activation",
-					pattern, samples, used, c.Deliveries, s.Dispatches, float64(s.Dispatches)/float64(max(c.Activations, 1)), s.CoordinatorPerActivationUS)
+				t.Logf("%s, samples %s: %d activations checked (%d begun a step or more late, with the newest sample), %d deliveries, %d dispatches (%.2f per activation), coordinator %.0f µs per activation",
+					pattern, samples, used, late, c.Deliveries, s.Dispatches, float64(s.Dispatches)/float64(max(c.Activations, 1)), s.CoordinatorPerActivationUS)
 			})
 		}
 	}
