@@ -233,8 +233,19 @@ func TestInteropRoscppRosout(t *testing.T) {
 		got := rpc(t, r.m.URI(), "lookupNode", "/t", "/rosout")
 		return got.([]any)[0] == 1, fmt.Sprint(got, agg.Output())
 	})
-	r.Start(rospyPython, r.writeProbe(r.Dir), "_greeting:=cpp")
-	out := r.MustRun(30*time.Second, "rostopic", "echo", "-n", "1", "/rosout_agg")
+	probe := r.Start(rospyPython, r.writeProbe(r.Dir), "_greeting:=cpp")
+	out, err := r.Run(30*time.Second, "rostopic", "echo", "-n", "1", "/rosout_agg")
+	if err != nil {
+		// What each node saw, and what the master has registered, to tell
+		// which link of probe → /rosout → rosout → /rosout_agg → echo failed.
+		// The probe logs at 10 Hz: its last lines are enough.
+		logged := probe.Output()
+		if n := len(logged); n > 1500 {
+			logged = "…" + logged[n-1500:]
+		}
+		t.Fatalf("rostopic echo /rosout_agg: %v\n%s\nrosout:\n%s\nprobe:\n%s\nthe master's system state: %v",
+			err, out, agg.Output(), logged, rpc(t, r.m.URI(), "getSystemState", "/t"))
+	}
 	if !strings.Contains(out, `name: "/tcs_probe"`) || !strings.Contains(out, "probe cpp") {
 		t.Errorf("rostopic echo /rosout_agg:\n%s\nrosout:\n%s", out, agg.Output())
 	}
