@@ -75,6 +75,18 @@ type DispatchResult struct {
 	Late     Stats         // Wake.Late of a busy client with a 1 ms budget
 	LeakNs   int64         // CPU the waiting busy client used while the other was dispatched
 	Throttle int           // quanta whose Late exceeded 1 ms (host or RT throttling)
+	Slice    SliceStats    // a computing client's 1 ms slice with a private clock, in C
+}
+
+// SliceStats is the C reference of a computing client's slice (a planner
+// under a private clock), medians in ns over N slices: the coordinator
+// thread's CPU per slice (its wake by the timer included), and the wall
+// time of three of its parts: the clock frame's send over loopback TCP to
+// a reader thread it wakes, the requeue of the client's main thread (two
+// priority changes) and the timer's arming.
+type SliceStats struct {
+	N                    int
+	CPU, Send, Swap, Arm int64
 }
 
 // Dispatch runs the dispatch benchmark and writes a report to w.
@@ -159,6 +171,14 @@ func RunDispatch(w io.Writer, opts DispatchOpts) (*DispatchResult, error) {
 		fmt.Fprintf(w, "C,  %d clients          %s\n", n, c)
 		fmt.Fprintf(w, "Go/C median ratio, %d clients: %.2f (target ≤ 1.5)\n", n, float64(g.Med)/float64(c.Med))
 	}
+	sl, err := cSlice(opts, cbin, other)
+	if err != nil {
+		return nil, err
+	}
+	res.Slice = sl
+	us := func(v int64) string { return strconv.FormatFloat(float64(v)/1e3, 'f', 2, 64) }
+	fmt.Fprintf(w, "a computing client's 1 ms slice in C (timer wake, its CPU clock, a 12-byte clock frame sent over loopback TCP to a reader thread it wakes, its main thread requeued, the timer armed): %s µs of CPU (median of %d); send %s, requeue %s, arm %s µs\n",
+		us(sl.CPU), sl.N, us(sl.Send), us(sl.Swap), us(sl.Arm))
 	late, leak, throttled, err := takeBack(opts)
 	if err != nil {
 		return nil, err
@@ -249,15 +269,44 @@ func goCycle(opts DispatchOpts, n int) (st Stats, err error) {
 }
 
 func cCycle(opts DispatchOpts, cbin string, other, n int) (Stats, error) {
+	out, err := runC(opts, cbin, other, n)
+	if err != nil {
+		return Stats{}, fmt.Errorf("bench dispatch: C cycle: %w", err)
+	}
+	var st Stats
+	var clients int
+	if _, err := fmt.Sscanf(out, "clients=%d n=%d med=%d p99=%d max=%d", &clients, &st.N, &st.Med, &st.P99, &st.Max); err != nil {
+		return Stats{}, fmt.Errorf("bench dispatch: C cycle output %q: %w", out, err)
+	}
+	return st, nil
+}
+
+// cSlice runs the C reference of a computing client's slice.
+func cSlice(opts DispatchOpts, cbin string, other int) (SliceStats, error) {
+	out, err := runC(opts, cbin, other, 1, "slice")
+	if err != nil {
+		return SliceStats{}, fmt.Errorf("bench dispatch: C slice: %w", err)
+	}
+	var st SliceStats
+	if _, err := fmt.Sscanf(out, "slice n=%d cpu=%d send=%d swap=%d arm=%d", &st.N, &st.CPU, &st.Send, &st.Swap, &st.Arm); err != nil {
+		return SliceStats{}, fmt.Errorf("bench dispatch: C slice output %q: %w", out, err)
+	}
+	return st, nil
+}
+
+// runC runs the C reference cbin holding the simulation CPU's lock, bounded
+// in time, and returns what it printed.
+func runC(opts DispatchOpts, cbin string, other, n int, extra ...string) (string, error) {
 	lock, err := linux.LockCPU(opts.CPU, opts.LockTimeout)
 	if err != nil {
-		return Stats{}, fmt.Errorf("bench dispatch: %w", err)
+		return "", err
 	}
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Duration+20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cbin, strconv.Itoa(opts.CPU), strconv.Itoa(other), strconv.Itoa(opts.Base), strconv.Itoa(n),
-		strconv.FormatInt(opts.Duration.Milliseconds(), 10))
+	args := append([]string{strconv.Itoa(opts.CPU), strconv.Itoa(other), strconv.Itoa(opts.Base), strconv.Itoa(n),
+		strconv.FormatInt(opts.Duration.Milliseconds(), 10)}, extra...)
+	cmd := exec.CommandContext(ctx, cbin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	defer func() {
@@ -269,14 +318,9 @@ func cCycle(opts DispatchOpts, cbin string, other, n int) (Stats, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return Stats{}, fmt.Errorf("bench dispatch: C cycle: %w: %s", err, stderr.String())
+		return "", fmt.Errorf("%w: %s", err, stderr.String())
 	}
-	var st Stats
-	var clients int
-	if _, err := fmt.Sscanf(string(out), "clients=%d n=%d med=%d p99=%d max=%d", &clients, &st.N, &st.Med, &st.P99, &st.Max); err != nil {
-		return Stats{}, fmt.Errorf("bench dispatch: C cycle output %q: %w", out, err)
-	}
-	return st, nil
+	return string(out), nil
 }
 
 // takeBack dispatches two busy clients alternately with a 1 ms budget and

@@ -45,6 +45,11 @@ func TestDispatch(t *testing.T) {
 			t.Errorf("%d clients: no samples: %+v %+v", n, g, res.C[n])
 		}
 	}
+	// The slice reference ran its 1 ms slices for the whole duration, and
+	// each part it times is part of the cycle whose CPU it reports.
+	if sl := res.Slice; sl.N < int(opts.Duration/time.Millisecond)/2 || sl.CPU <= 0 || sl.Send <= 0 || sl.Swap <= 0 || sl.Arm <= 0 {
+		t.Errorf("C slice reference: %+v, want about %d slices with every figure above 0", sl, opts.Duration/time.Millisecond)
+	}
 }
 
 func TestStats(t *testing.T) {

@@ -5,8 +5,21 @@
 //
 // usage: dispatch CPU OTHERCPU BASE NCLIENTS DURATION_MS
 // prints: clients=N n=SAMPLES med=NS p99=NS max=NS
+//
+// usage: dispatch CPU OTHERCPU BASE 1 DURATION_MS slice
+// The slice of a client that computes (a planner), ended by the timer, as
+// the coordinator gives it with a private clock: at each expiry read the
+// client's CPU clock, send a 12-byte clock frame over loopback TCP to a
+// reader thread of the client (woken by it, as a ROS node's receive thread
+// is), requeue the client's main thread behind that reader (two priority
+// changes), arm the timer for the next 1 ms.
+// prints: slice n=SLICES cpu=NS send=NS swap=NS arm=NS: medians of the
+// coordinator thread's CPU per slice and of the wall time of three parts.
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +32,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -75,6 +89,140 @@ static void *detect(void *arg) {
 	return NULL;
 }
 
+// The slice mode's client: a reader thread blocked on its socket, and a
+// main thread that computes.
+struct sliceshm {
+	_Atomic int rtid;
+};
+
+static int rsock;
+static struct sliceshm *sshm;
+
+static void *reader(void *arg) {
+	(void)arg;
+	char buf[256];
+	atomic_store(&sshm->rtid, (int)syscall(SYS_gettid));
+	for (;;) {
+		if (read(rsock, buf, sizeof buf) <= 0) _exit(0);
+	}
+	return NULL;
+}
+
+static int cmp(const void *a, const void *b);
+
+#define MAXSL (1 << 16)
+static int64_t scpu[MAXSL], ssend[MAXSL], sswap[MAXSL], sarm[MAXSL];
+
+static int64_t median(int64_t *v, int64_t n) {
+	qsort(v, n, sizeof v[0], cmp);
+	return v[n / 2];
+}
+
+static int sliceMode(int base, int64_t dur) {
+	const int64_t budget = 1000000; // 1 ms slices
+	sshm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t alen = sizeof a;
+	int one = 1;
+	if (sshm == MAP_FAILED || tfd < 0 || ep < 0 || ls < 0 || cs < 0 ||
+	    bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 1) != 0 ||
+	    getsockname(ls, (struct sockaddr *)&a, &alen) != 0 || connect(cs, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    setsockopt(cs, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
+		perror("slice setup");
+		return 1;
+	}
+	rsock = accept(ls, NULL, NULL);
+	if (rsock < 0) {
+		perror("accept");
+		return 1;
+	}
+	struct epoll_event ev = {.events = EPOLLIN};
+	ev.data.u64 = 1;
+	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) _exit(0);
+		pthread_t r;
+		if (pthread_create(&r, NULL, reader, NULL) != 0) _exit(1);
+		for (volatile uint64_t k = 0;; k++) {
+		}
+	}
+	setprio(pid, base - 3);
+	clockid_t clk = (clockid_t)((~pid) << 3 | 2);
+	struct itimerspec its;
+	memset(&its, 0, sizeof its);
+	struct epoll_event evs[8];
+	// Raised, with its main thread requeued at each slice until its reader
+	// has started.
+	setprio(pid, base - 1);
+	int rtid = 0;
+	int64_t n = 0, prev = -1, arm = 0, start = 0;
+	unsigned char frame[12] = {8, 0, 0, 0};
+	for (int64_t i = 0;; i++) {
+		int64_t t2 = mono();
+		int64_t exp = t2 + budget;
+		its.it_value.tv_sec = exp / 1000000000LL;
+		its.it_value.tv_nsec = exp % 1000000000LL;
+		timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+		arm = mono() - t2;
+		if (epoll_wait(ep, evs, 8, -1) < 0) continue;
+		// The thread's CPU from one wake to the next: a whole cycle, its
+		// switches in and out included (one clock read per cycle).
+		int64_t c = cpuclock(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t v;
+		if (read(tfd, &v, 8) < 0) {}
+		if (rtid == 0) {
+			rtid = atomic_load(&sshm->rtid);
+			setprio(pid, base - 3);
+			setprio(pid, base - 1);
+			if (i > 1000) {
+				fprintf(stderr, "the slice client's reader never started\n");
+				return 1;
+			}
+			continue;
+		}
+		if (start == 0 && i > 20) start = mono();
+		int64_t pc = cpuclock(clk);
+		memcpy(frame + 4, &pc, 8);
+		int64_t t0 = mono();
+		if (send(cs, frame, sizeof frame, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof frame) {
+			perror("send");
+			return 1;
+		}
+		int64_t t1 = mono();
+		setprio(pid, base - 3);
+		setprio(pid, base - 1);
+		int64_t t4 = mono();
+		if (start != 0) {
+			if (prev >= 0 && n < MAXSL) {
+				scpu[n] = c - prev;
+				ssend[n] = t1 - t0;
+				sswap[n] = t4 - t1;
+				sarm[n] = arm;
+				n++;
+			}
+			prev = c;
+			if (t4 - start > dur || n >= MAXSL) break;
+		}
+	}
+	kill(pid, SIGKILL);
+	struct sched_param sp = {.sched_priority = 0};
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	waitpid(pid, NULL, 0);
+	if (n == 0) return 1;
+	printf("slice n=%lld cpu=%lld send=%lld swap=%lld arm=%lld\n", (long long)n, (long long)median(scpu, n),
+	       (long long)median(ssend, n), (long long)median(sswap, n), (long long)median(sarm, n));
+	return 0;
+}
+
 static int cmp(const void *a, const void *b) {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
@@ -83,8 +231,9 @@ static int cmp(const void *a, const void *b) {
 static int64_t samples[MAXS];
 
 int main(int argc, char **argv) {
-	if (argc != 6) {
-		fprintf(stderr, "usage: dispatch CPU OTHERCPU BASE NCLIENTS DURATION_MS\n");
+	int slice = argc == 7 && strcmp(argv[6], "slice") == 0;
+	if (argc != 6 && !slice) {
+		fprintf(stderr, "usage: dispatch CPU OTHERCPU BASE NCLIENTS DURATION_MS [slice]\n");
 		return 2;
 	}
 	int cpu = atoi(argv[1]), other = atoi(argv[2]), base = atoi(argv[3]), n = atoi(argv[4]);
@@ -121,6 +270,7 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 	(void)other;
+	if (slice) return sliceMode(base, dur);
 
 	pid_t parent = getpid();
 	// The detector thread inherits this thread's CPU and priority; it
